@@ -1,0 +1,8 @@
+module github.com/dagent-dev/dagent
+
+go 1.26
+
+require (
+	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
+	gonum.org/v1/gonum v0.17.0
+)

@@ -1,0 +1,111 @@
+package plan
+
+import "strings"
+
+// field is a canonical task field.
+type field int
+
+const (
+	fieldID field = iota
+	fieldAgent
+	fieldInput
+	fieldDependsOn
+	fieldType
+	fieldOnFailure
+	fieldMaxRetries
+	fieldCritical
+	fieldTimeout
+	fieldVerification
+	fieldOnVerificationFailure
+	fieldInputs
+	fieldParams
+	numFields
+)
+
+// taskKeys lists, for each canonical field, the keys that mean it, the
+// canonical key first. When a task has several keys for one field, the
+// earlier key in this list wins: with both "id" and "name", "name" is a title.
+var taskKeys = [numFields][]string{
+	fieldID:                    {"id", "step_id", "task_id", "name"},
+	fieldAgent:                 {"agent", "worker", "assigned_to"},
+	fieldInput:                 {"input", "query", "action", "prompt", "description"},
+	fieldDependsOn:             {"depends_on", "requires", "after", "dependencies"},
+	fieldType:                  {"type"},
+	fieldOnFailure:             {"on_failure"},
+	fieldMaxRetries:            {"max_retries", "retries"},
+	fieldCritical:              {"critical"},
+	fieldTimeout:               {"timeout"},
+	fieldVerification:          {"verification"},
+	fieldOnVerificationFailure: {"on_verification_failure"},
+	fieldInputs:                {"inputs"},
+	fieldParams:                {"params", "parameters"},
+}
+
+func (f field) String() string { return taskKeys[f][0] }
+
+type alias struct {
+	field field
+	rank  int
+}
+
+// taskAliases maps every accepted task key to its field and priority.
+var taskAliases = func() map[string]alias {
+	m := make(map[string]alias)
+	for f, keys := range taskKeys {
+		for rank, k := range keys {
+			m[k] = alias{field(f), rank}
+		}
+	}
+	return m
+}()
+
+// Keys of phase objects, agents and the plan itself. The first key of each
+// list is canonical; earlier keys win.
+var (
+	phaseNameKeys   = []string{"name", "id", "phase", "title"}
+	phaseTaskKeys   = []string{"tasks", "steps"}
+	planTaskKeys    = []string{"tasks", "steps", "workflow", "phases"}
+	planAgentKeys   = []string{"agents", "workers"}
+	planMissionKeys = []string{"mission", "goal", "objective"}
+	agentNameKeys   = []string{"name", "id"}
+	agentPromptKeys = []string{"prompt", "system_prompt", "instructions", "description", "role"}
+	agentToolKeys   = []string{"tools", "capabilities"}
+	inputFromKeys   = []string{"from", "task"}
+	inputSlotKeys   = []string{"slot", "path"}
+)
+
+// typeAliases maps normalised type names to task types.
+var typeAliases = map[string]TaskType{
+	"task":           TypeTask,
+	"synthesis_gate": TypeSynthesisGate,
+	"gate":           TypeSynthesisGate,
+	"synthesis":      TypeSynthesisGate,
+	"compress":       TypeSynthesisGate,
+	"summarize":      TypeSynthesisGate,
+	"human_review":   TypeHumanReview,
+	"review":         TypeHumanReview,
+	"approval":       TypeHumanReview,
+}
+
+// policyAliases maps normalised policy names to policies.
+var policyAliases = map[string]Policy{
+	"stop":   PolicyStop,
+	"halt":   PolicyStop,
+	"abort":  PolicyStop,
+	"skip":   PolicySkip,
+	"ignore": PolicySkip,
+	"retry":  PolicyRetry,
+	"replan": PolicyReplan,
+}
+
+// normalizeName folds "Synthesis Gate", "synthesis-gate" and
+// "SYNTHESIS_GATE" to "synthesis_gate".
+func normalizeName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,101 @@
+package plan
+
+import (
+	"bytes"
+)
+
+// planKeys are the top-level keys that mark an object as a plan rather than
+// an example or a fragment the model quoted in its prose.
+var planKeys = []string{"tasks", "steps", "workflow", "phases", "plan"}
+
+// extract finds the plan's JSON in what a model wrote: a bare object, an
+// object inside a Markdown code fence, an object with prose around it, or a
+// bare array of tasks.
+//
+// Every '{' that could open an object ("{" then optional space then '"' or
+// '}') is tried in order, each read consuming its text, so the scan is linear.
+// The first object holding a plan key wins; failing that, a malformed
+// candidate is reported (it is most likely the plan, broken), and failing
+// that, the first well-formed object.
+func extract(src []byte) (node, error) {
+	if start, ok := arrayStart(src); ok {
+		if n, _, err := readTree(src, start); err == nil {
+			return n, nil
+		}
+	}
+	var (
+		first    *node
+		firstErr *syntaxError
+	)
+	for i := 0; i < len(src); {
+		j := bytes.IndexByte(src[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		if !opensObject(src[i+1:]) {
+			i++
+			continue
+		}
+		n, end, err := readTree(src, i)
+		if err != nil {
+			se := err.(*syntaxError)
+			if firstErr == nil {
+				firstErr = se
+			}
+			if se.truncated {
+				break
+			}
+			i = max(se.off, i+1)
+			continue
+		}
+		for _, k := range planKeys {
+			if _, ok := n.get(k); ok {
+				return n, nil
+			}
+		}
+		if first == nil {
+			first = &n
+		}
+		i = end
+	}
+	switch {
+	case firstErr != nil:
+		return node{}, firstErr
+	case first != nil:
+		return *first, nil
+	}
+	return node{}, errNoJSON
+}
+
+var errNoJSON = &syntaxError{msg: "no JSON object found: expected a plan object such as {\"tasks\": [...]}"}
+
+// opensObject reports whether the text after a '{' looks like the inside of a
+// JSON object rather than prose ("{x}", "{{results.a}}").
+func opensObject(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return len(rest) > 0 && (rest[0] == '"' || rest[0] == '}')
+}
+
+// arrayStart returns where a bare JSON array of tasks starts: at the start of
+// the text or of its first code fence. Arrays elsewhere in prose ("[1]") are
+// never taken for a plan.
+func arrayStart(src []byte) (int, bool) {
+	at := func(off int) (int, bool) {
+		rest := bytes.TrimLeft(src[off:], " \t\r\n\ufeff")
+		start := len(src) - len(rest)
+		return start, len(rest) > 0 && rest[0] == '['
+	}
+	if start, ok := at(0); ok {
+		return start, true
+	}
+	fence := bytes.Index(src, []byte("```"))
+	if fence < 0 {
+		return 0, false
+	}
+	eol := bytes.IndexByte(src[fence:], '\n')
+	if eol < 0 {
+		return 0, false
+	}
+	return at(fence + eol + 1)
+}

@@ -1,0 +1,575 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Parse reads a plan the way LLMs write it and returns its canonical form
+// with every default filled in. The JSON may sit inside a Markdown code fence
+// or have prose around it; see docs/plan-format.md for every accepted shape
+// and alias.
+//
+// Parse reports every problem it finds, not the first, as a *Error. When the
+// JSON itself could be read, the returned plan holds everything else, with
+// the fields at fault left at their defaults, so that tools can report more
+// (Validate, the critic); such a plan must not be run.
+func Parse(data []byte, opts ...Option) (*Plan, error) {
+	c := newConfig(opts)
+	if exceeds(len(data), c.limits.MaxPlanBytes) {
+		var ps problems
+		ps.add(CodePlanTooLarge, "", "", Position{}, fmt.Sprintf("the plan is %d bytes, over the limit of %d", len(data), c.limits.MaxPlanBytes))
+		return nil, ps.err()
+	}
+	p := &parser{src: &source{data: data}}
+	root, err := extract(data)
+	if err != nil {
+		se := err.(*syntaxError)
+		if se == errNoJSON {
+			p.problems.add(CodeNoJSON, "", "", Position{}, se.msg)
+		} else {
+			pos := p.src.pos(se.off)
+			p.problems.add(CodeInvalidJSON, "", "", pos, fmt.Sprintf("invalid JSON at line %d, column %d: %s", pos.Line, pos.Column, se.msg))
+		}
+		return nil, p.problems.err()
+	}
+	pl := p.plan(root)
+	return pl, p.problems.err()
+}
+
+// UnmarshalJSON parses data with Parse, so a Plan embedded in other JSON
+// accepts the same shapes and gets the same defaults.
+func (p *Plan) UnmarshalJSON(data []byte) error {
+	q, err := Parse(data)
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
+}
+
+type parser struct {
+	src      *source
+	problems problems
+	out    *Plan
+	// phases maps a phase's name to the tasks it holds (indexes into
+	// Tasks), so that a dependency may name a whole phase.
+	phases map[string][]int
+	// explicit marks tasks whose id was written rather than generated.
+	explicit []bool
+}
+
+func (p *parser) pos(n node) Position { return p.src.pos(n.off) }
+
+func (p *parser) unknown(taskID, key string, n node) {
+	p.out.Unknown = append(p.out.Unknown, UnknownKey{TaskID: taskID, Key: key, Pos: p.pos(n)})
+}
+
+// first returns the value of the first key of keys that obj has.
+func first(obj node, keys []string) (node, bool) {
+	for _, k := range keys {
+		if v, ok := obj.get(k); ok && !v.isNull() {
+			return v, true
+		}
+	}
+	return node{}, false
+}
+
+func (p *parser) plan(root node) *Plan {
+	pl := &Plan{}
+	p.out = pl
+	if root.kind == '[' {
+		p.taskList(root, nil)
+		p.finish()
+		return pl
+	}
+	if root.kind != '{' {
+		p.problems.add(CodeMissingTasks, "", "", p.pos(root), "the plan must be a JSON object, found "+root.kindName())
+		return pl
+	}
+	// An LLM may wrap everything in "plan"; keys outside it still count.
+	scopes := []node{root}
+	if inner, ok := root.get("plan"); ok && inner.kind == '{' {
+		scopes = append(scopes, inner)
+	}
+	lookup := func(keys []string) (node, string, bool) {
+		for _, s := range scopes {
+			for _, k := range keys {
+				if v, ok := s.get(k); ok && !v.isNull() {
+					return v, k, true
+				}
+			}
+		}
+		return node{}, "", false
+	}
+	if v, k, ok := lookup(planMissionKeys); ok {
+		pl.Mission = p.text(v, "", k, false)
+	}
+	if v, k, ok := lookup(planAgentKeys); ok {
+		p.agents(v, k)
+	}
+	tasks, _, ok := lookup(planTaskKeys)
+	if !ok {
+		p.problems.add(CodeMissingTasks, "", "tasks", p.pos(root), "no task list: expected one of "+quoteList(planTaskKeys)+" (or the same under \"plan\")")
+	} else {
+		p.taskList(tasks, nil)
+	}
+	known := slices.Concat(planMissionKeys, planAgentKeys, planTaskKeys, []string{"plan"})
+	for _, s := range scopes {
+		for i, k := range s.keys {
+			if !slices.Contains(known, k) {
+				p.unknown("", k, s.vals[i])
+			}
+		}
+	}
+	p.finish()
+	return pl
+}
+
+// taskList reads a list of tasks: an array of task objects, bare strings and
+// phase objects, or (for "workflow") an object of named phases or tasks.
+// inherit holds the dependencies of the enclosing phases.
+func (p *parser) taskList(n node, inherit []string) {
+	switch n.kind {
+	case '[':
+		for _, el := range n.vals {
+			p.element(el, "", inherit)
+		}
+	case '{':
+		for i, name := range n.keys {
+			p.element(n.vals[i], name, inherit)
+		}
+	default:
+		p.problems.add(CodeInvalidField, "", "tasks", p.pos(n), "the task list must be an array, found "+n.kindName())
+	}
+}
+
+// element reads one entry of a task list. name is its key when the list is
+// an object of named entries.
+func (p *parser) element(el node, name string, inherit []string) {
+	switch el.kind {
+	case '"':
+		t := p.newTask(el)
+		t.Input = el.text
+		t.DependsOn = slices.Clone(inherit)
+		p.add(t, name)
+	case '[':
+		// A named workflow phase written as a bare list of tasks.
+		p.phase(el, name, inherit)
+	case '{':
+		if tasks, ok := first(el, phaseTaskKeys); ok && tasks.kind == '[' {
+			if v, ok := first(el, phaseNameKeys); ok && (v.kind == '"' || v.kind == '0') {
+				name = strings.TrimSpace(v.text)
+			}
+			deps := slices.Clone(inherit)
+			if v, ok := first(el, taskKeys[fieldDependsOn]); ok {
+				deps = appendUnique(deps, p.stringList(v, "", "depends_on")...)
+			}
+			p.phase(tasks, name, deps)
+			return
+		}
+		t := p.task(el, inherit)
+		p.add(t, name)
+	default:
+		p.problems.add(CodeInvalidField, "", "tasks", p.pos(el), "a task must be an object or a string, found "+el.kindName())
+	}
+}
+
+func (p *parser) phase(tasks node, name string, inherit []string) {
+	from := len(p.out.Tasks)
+	p.taskList(tasks, inherit)
+	if name == "" {
+		return
+	}
+	if p.phases == nil {
+		p.phases = make(map[string][]int)
+	}
+	for i := from; i < len(p.out.Tasks); i++ {
+		p.phases[name] = append(p.phases[name], i)
+	}
+}
+
+func (p *parser) newTask(n node) Task {
+	t := NewTask("", "")
+	t.Pos = p.pos(n)
+	return t
+}
+
+// add appends a task. name, the entry's key in an object of named tasks,
+// is its id unless the task says otherwise.
+func (p *parser) add(t Task, name string) {
+	explicit := t.ID != ""
+	if !explicit && name != "" {
+		t.ID, explicit = name, true
+	}
+	p.out.Tasks = append(p.out.Tasks, t)
+	p.explicit = append(p.explicit, explicit)
+}
+
+// finish names unnamed tasks by position and resolves dependencies on
+// phases.
+func (p *parser) finish() {
+	tasks := p.out.Tasks
+	for i := range tasks {
+		if !p.explicit[i] {
+			tasks[i].ID = "task_" + strconv.Itoa(i+1)
+		}
+	}
+	if len(p.phases) == 0 {
+		return
+	}
+	ids := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		ids[t.ID] = true
+	}
+	for i := range tasks {
+		t := &tasks[i]
+		var deps []string
+		expanded := false
+		for _, d := range t.DependsOn {
+			members, isPhase := p.phases[d]
+			if ids[d] || !isPhase {
+				deps = appendUnique(deps, d)
+				continue
+			}
+			expanded = true
+			for _, m := range members {
+				if m != i {
+					deps = appendUnique(deps, tasks[m].ID)
+				}
+			}
+		}
+		if expanded {
+			t.DependsOn = deps
+		}
+	}
+}
+
+func (p *parser) task(obj node, inherit []string) Task {
+	t := p.newTask(obj)
+	var (
+		vals  [numFields]node
+		ranks [numFields]int
+		set   [numFields]bool
+	)
+	var unknown []int
+	for i, k := range obj.keys {
+		a, ok := taskAliases[k]
+		if !ok {
+			unknown = append(unknown, i)
+			continue
+		}
+		v := obj.vals[i]
+		if v.isNull() {
+			continue
+		}
+		if !set[a.field] || a.rank < ranks[a.field] {
+			vals[a.field], ranks[a.field], set[a.field] = v, a.rank, true
+		}
+	}
+	// The id first: every other problem names the task.
+	if set[fieldID] {
+		t.ID = p.id(vals[fieldID])
+	}
+	id := t.ID
+	if id == "" {
+		id = fmt.Sprintf("#%d", len(p.out.Tasks)+1)
+	}
+	for _, i := range unknown {
+		p.unknown(t.ID, obj.keys[i], obj.vals[i])
+	}
+	t.DependsOn = slices.Clone(inherit)
+	for f := field(1); f < numFields; f++ {
+		if set[f] {
+			p.taskField(&t, id, f, vals[f])
+		}
+	}
+	return t
+}
+
+func (p *parser) taskField(t *Task, id string, f field, v node) {
+	name := f.String()
+	switch f {
+	case fieldAgent:
+		if a := p.text(v, id, name, false); a != "" {
+			t.Agent = a
+		}
+	case fieldInput:
+		t.Input = p.text(v, id, name, true)
+	case fieldDependsOn:
+		t.DependsOn = appendUnique(t.DependsOn, p.stringList(v, id, name)...)
+	case fieldType:
+		s, ok := p.enum(v)
+		if typ, known := typeAliases[s]; ok && known {
+			t.Type = typ
+		} else {
+			p.problems.add(CodeInvalidType, id, name, p.pos(v), fmt.Sprintf("unknown task type %s; use task, synthesis_gate or human_review", p.show(v)))
+		}
+	case fieldOnFailure, fieldOnVerificationFailure:
+		code, dst := CodeInvalidOnFailure, &t.OnFailure
+		if f == fieldOnVerificationFailure {
+			code, dst = CodeInvalidOnVerificationFailure, &t.OnVerificationFailure
+		}
+		s, ok := p.enum(v)
+		if pol, known := policyAliases[s]; ok && known {
+			*dst = pol
+		} else {
+			p.problems.add(code, id, name, p.pos(v), fmt.Sprintf("unknown policy %s; use stop, skip, retry or replan", p.show(v)))
+		}
+	case fieldMaxRetries:
+		if n, ok := p.count(v); ok {
+			t.MaxRetries = n
+		} else {
+			p.problems.add(CodeInvalidMaxRetries, id, name, p.pos(v), fmt.Sprintf("max_retries must be a non-negative integer, found %s", p.show(v)))
+		}
+	case fieldCritical:
+		// Only an explicit false means false: a task is critical unless
+		// the plan clearly says it is not.
+		t.Critical = !(v.kind == 'f' || v.kind == '"' && strings.EqualFold(strings.TrimSpace(v.text), "false"))
+	case fieldTimeout:
+		if v.kind != '"' {
+			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), fmt.Sprintf("timeout must be a duration with a unit such as \"30s\" or \"2m\", found %s", p.show(v)))
+			return
+		}
+		d, err := parseDuration(v.text)
+		if err != nil {
+			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), err.Error())
+			return
+		}
+		t.Timeout = d
+	case fieldVerification:
+		t.Verification = strings.TrimSpace(p.text(v, id, name, false))
+	case fieldInputs:
+		t.Inputs = p.inputs(v, id)
+	case fieldParams:
+		if v.kind != '{' {
+			p.problems.add(CodeInvalidField, id, name, p.pos(v), "params must be an object, found "+v.kindName())
+			return
+		}
+		t.Params = toAny(v).(map[string]any)
+	}
+}
+
+// id reads a task id: a string or a number, which becomes its text.
+func (p *parser) id(v node) string {
+	if v.kind == '"' || v.kind == '0' {
+		return strings.TrimSpace(v.text)
+	}
+	p.problems.add(CodeInvalidField, "", "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
+	return ""
+}
+
+// text reads a string field. Numbers are taken as their text when
+// numbersOK; anything else is a problem.
+func (p *parser) text(v node, taskID, fieldName string, numbersOK bool) string {
+	if v.kind == '"' || numbersOK && v.kind == '0' {
+		return v.text
+	}
+	hint := ""
+	if fieldName == "input" && (v.kind == '{' || v.kind == '[') {
+		hint = "; put structured values in params or wire them with inputs"
+	}
+	p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(v), fieldName+" must be a string, found "+v.kindName()+hint)
+	return ""
+}
+
+// stringList reads a list of names: an array of strings and numbers, or one
+// scalar as a one-element list. Empty names are dropped.
+func (p *parser) stringList(v node, taskID, fieldName string) []string {
+	var out []string
+	addOne := func(e node) {
+		if e.kind != '"' && e.kind != '0' {
+			p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(e), fieldName+" must list names (strings or numbers), found "+e.kindName())
+			return
+		}
+		if s := strings.TrimSpace(e.text); s != "" {
+			out = appendUnique(out, s)
+		}
+	}
+	if v.kind == '[' {
+		for _, e := range v.vals {
+			addOne(e)
+		}
+	} else {
+		addOne(v)
+	}
+	return out
+}
+
+// enum normalises an enum value; ok is false when v is not a string.
+func (p *parser) enum(v node) (string, bool) {
+	if v.kind != '"' {
+		return "", false
+	}
+	return normalizeName(v.text), true
+}
+
+// count reads a non-negative integer, written as a number or a numeric
+// string; 3.0 is an integer, 2.5 is not.
+func (p *parser) count(v node) (int, bool) {
+	if v.kind != '0' && v.kind != '"' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v.text), 64)
+	if err != nil || !(f >= 0 && f <= 1<<31) || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// show quotes a value for a message, short.
+func (p *parser) show(v node) string {
+	switch v.kind {
+	case '"':
+		s := v.text
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return strconv.Quote(s)
+	case '0', 't', 'f', 'n':
+		return v.text
+	}
+	return v.kindName()
+}
+
+func (p *parser) inputs(v node, id string) map[string]InputRef {
+	if v.kind != '{' {
+		p.problems.add(CodeInvalidField, id, "inputs", p.pos(v), "inputs must be an object of slot: {\"from\": TASK, \"slot\": PATH}, found "+v.kindName())
+		return nil
+	}
+	out := make(map[string]InputRef, len(v.keys))
+	for i, slot := range v.keys {
+		ref, ok := p.inputRef(v.vals[i])
+		if !ok {
+			p.problems.add(CodeInvalidField, id, "inputs."+slot, p.pos(v.vals[i]), "an input must be {\"from\": TASK, \"slot\": PATH} or \"TASK.PATH\", found "+v.vals[i].kindName())
+			continue
+		}
+		out[slot] = ref
+	}
+	return out
+}
+
+// inputRef reads {"from": T, "slot": P} or the shorthand "T.P".
+func (p *parser) inputRef(v node) (InputRef, bool) {
+	switch v.kind {
+	case '"':
+		from, slot, _ := strings.Cut(strings.TrimSpace(v.text), ".")
+		return InputRef{From: from, Slot: slot}, from != ""
+	case '{':
+		from, ok := first(v, inputFromKeys)
+		if !ok || (from.kind != '"' && from.kind != '0') || strings.TrimSpace(from.text) == "" {
+			return InputRef{}, false
+		}
+		ref := InputRef{From: strings.TrimSpace(from.text)}
+		if slot, ok := first(v, inputSlotKeys); ok {
+			if slot.kind != '"' {
+				return InputRef{}, false
+			}
+			ref.Slot = strings.TrimSpace(slot.text)
+		}
+		return ref, true
+	}
+	return InputRef{}, false
+}
+
+func (p *parser) agents(v node, key string) {
+	switch v.kind {
+	case '{':
+		p.out.Agents = make(map[string]Agent, len(v.keys))
+		for i, name := range v.keys {
+			p.agent(strings.TrimSpace(name), v.vals[i])
+		}
+	case '[':
+		p.out.Agents = make(map[string]Agent, len(v.vals))
+		for _, spec := range v.vals {
+			name, ok := first(spec, agentNameKeys)
+			if !ok || name.kind != '"' || strings.TrimSpace(name.text) == "" {
+				p.problems.add(CodeInvalidField, "", key, p.pos(spec), "an agent in a list needs a \"name\"")
+				continue
+			}
+			p.agent(strings.TrimSpace(name.text), spec)
+		}
+	default:
+		p.problems.add(CodeInvalidField, "", key, p.pos(v), key+" must be an object of name: spec, found "+v.kindName())
+	}
+}
+
+func (p *parser) agent(name string, spec node) {
+	field := "agents." + name
+	var a Agent
+	switch spec.kind {
+	case '"':
+		a.Prompt = spec.text
+	case 'n':
+	case '{':
+		if v, ok := first(spec, agentPromptKeys); ok {
+			a.Prompt = p.text(v, "", field+".prompt", false)
+		}
+		if v, ok := first(spec, []string{"description"}); ok {
+			a.Description = p.text(v, "", field+".description", false)
+		}
+		if v, ok := first(spec, agentToolKeys); ok {
+			a.Tools = p.stringList(v, "", field+".tools")
+		}
+		if v, ok := first(spec, []string{"model"}); ok {
+			a.Model = strings.TrimSpace(p.text(v, "", field+".model", false))
+		}
+		known := slices.Concat(agentNameKeys, agentPromptKeys, agentToolKeys, []string{"model"})
+		for i, k := range spec.keys {
+			if !slices.Contains(known, k) {
+				p.unknown("", field+"."+k, spec.vals[i])
+			}
+		}
+	default:
+		p.problems.add(CodeInvalidField, "", field, p.pos(spec), "an agent must be an object or a prompt string, found "+spec.kindName())
+	}
+	p.out.Agents[name] = a
+}
+
+// toAny converts a node to the values encoding/json produces, except that
+// numbers are json.Number so that no precision is lost.
+func toAny(n node) any {
+	switch n.kind {
+	case '{':
+		m := make(map[string]any, len(n.keys))
+		for i, k := range n.keys {
+			m[k] = toAny(n.vals[i])
+		}
+		return m
+	case '[':
+		s := make([]any, len(n.vals))
+		for i, v := range n.vals {
+			s[i] = toAny(v)
+		}
+		return s
+	case '"':
+		return n.text
+	case '0':
+		return json.Number(n.text)
+	case 't':
+		return true
+	case 'f':
+		return false
+	}
+	return nil
+}
+
+func appendUnique(list []string, items ...string) []string {
+	for _, s := range items {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+func quoteList(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	return strings.Join(q, ", ")
+}

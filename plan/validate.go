@@ -1,0 +1,234 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Validate reports every problem of the plan at once as a *Error: an empty
+// plan, bad ids, duplicate ids, dependencies on missing tasks or on the task
+// itself, cycles, unknown agents, inputs and {{results.ID}} templates that
+// name a task that is not upstream, values out of range, and the limits.
+// Problems come grouped by task, in source order.
+//
+// An agent is known when the plan defines it, when it is DefaultAgent, or
+// when WithWorkers names it.
+func (p *Plan) Validate(opts ...Option) error {
+	c := newConfig(opts)
+	r := newReport(p)
+	if len(p.Tasks) == 0 {
+		r.add(-1, CodeEmptyPlan, "tasks", "the plan has no tasks")
+		return r.err()
+	}
+	if exceeds(len(p.Tasks), c.limits.MaxTasks) {
+		r.add(-1, CodeTooManyTasks, "tasks", fmt.Sprintf("the plan has %d tasks, over the limit of %d", len(p.Tasks), c.limits.MaxTasks))
+	}
+	s := analyze(p, r)
+	for i := range p.Tasks {
+		validateTask(p, i, c, r)
+	}
+	checkUpstream(p, s, r)
+	return r.err()
+}
+
+func validateTask(p *Plan, i int, c config, r *report) {
+	t := &p.Tasks[i]
+	if _, defined := p.Agents[t.Agent]; !defined && t.Agent != DefaultAgent && !c.workers[t.Agent] {
+		msg := fmt.Sprintf("agent %q is not defined in the plan's agents and is not a registry worker", t.Agent)
+		if t.Agent == "" {
+			msg = fmt.Sprintf("the task names no agent; use %q or an agent of the plan", DefaultAgent)
+		}
+		r.add(i, CodeUnknownAgent, "agent", msg)
+	}
+	if !t.Type.Valid() {
+		r.add(i, CodeInvalidType, "type", fmt.Sprintf("unknown task type %q; use task, synthesis_gate or human_review", t.Type))
+	}
+	if !t.OnFailure.Valid() {
+		r.add(i, CodeInvalidOnFailure, "on_failure", fmt.Sprintf("unknown policy %q; use stop, skip, retry or replan", t.OnFailure))
+	}
+	if !t.OnVerificationFailure.Valid() {
+		r.add(i, CodeInvalidOnVerificationFailure, "on_verification_failure", fmt.Sprintf("unknown policy %q; use stop, skip, retry or replan", t.OnVerificationFailure))
+	}
+	switch {
+	case t.MaxRetries < 0:
+		r.add(i, CodeInvalidMaxRetries, "max_retries", fmt.Sprintf("max_retries must be a non-negative integer, found %d", t.MaxRetries))
+	case exceeds(t.MaxRetries, c.limits.MaxRetries):
+		r.add(i, CodeTooManyRetries, "max_retries", fmt.Sprintf("max_retries is %d, over the limit of %d", t.MaxRetries, c.limits.MaxRetries))
+	}
+	if t.Timeout < 0 {
+		r.add(i, CodeInvalidTimeout, "timeout", fmt.Sprintf("timeout %s is negative", t.Timeout))
+	}
+	if exceeds(len(t.Input), c.limits.MaxInputBytes) {
+		r.add(i, CodeInputTooLarge, "input", fmt.Sprintf("input is %d bytes, over the limit of %d", len(t.Input), c.limits.MaxInputBytes))
+	}
+}
+
+// structure is the dependency graph of a plan in task indexes, with the
+// edges that cannot be built (self, missing) left out.
+type structure struct {
+	index map[string]int // id → index of the first task with it
+	deps  [][]int        // per task, the tasks it depends on, deduplicated
+}
+
+// analyze checks ids and dependencies, finds cycles, and returns the graph.
+func analyze(p *Plan, r *report) *structure {
+	s := &structure{index: make(map[string]int, len(p.Tasks)), deps: make([][]int, len(p.Tasks))}
+	for i := range p.Tasks {
+		id := p.Tasks[i].ID
+		if msg := badID(id); msg != "" {
+			r.add(i, CodeInvalidID, "id", msg)
+		}
+		if j, dup := s.index[id]; dup {
+			r.add(i, CodeDuplicateID, "id", fmt.Sprintf("id %q is also the id of task %d%s; ids must be unique", id, j+1, at(p.Tasks[j].Pos)))
+			continue
+		}
+		s.index[id] = i
+	}
+	// One flat backing array keeps the graph to two allocations.
+	edges := 0
+	for i := range p.Tasks {
+		edges += len(p.Tasks[i].DependsOn)
+	}
+	flat := make([]int, 0, edges)
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		begin := len(flat)
+		for _, d := range t.DependsOn {
+			j, ok := s.index[d]
+			switch {
+			case d == t.ID:
+				r.add(i, CodeSelfDependency, "depends_on", fmt.Sprintf("the task depends on itself (%q)", d))
+			case !ok:
+				r.add(i, CodeMissingDependency, "depends_on", fmt.Sprintf("depends on %q, which is not a task of the plan%s", d, r.suggest(d)))
+			case !slices.Contains(flat[begin:], j):
+				flat = append(flat, j)
+			}
+		}
+		s.deps[i] = flat[begin:len(flat):len(flat)]
+	}
+	for _, cycle := range cycles(s.deps) {
+		names := make([]string, len(cycle))
+		for k, i := range cycle {
+			names[k] = p.Tasks[i].ID
+		}
+		r.add(cycle[0], CodeCycle, "depends_on", "dependency cycle: "+strings.Join(names, " -> "))
+	}
+	return s
+}
+
+// checkUpstream checks that inputs and {{results.ID}} templates name tasks
+// that are upstream: reachable through depends_on, so their results exist
+// when the task runs.
+func checkUpstream(p *Plan, s *structure, r *report) {
+	up := newUpstream(s.deps)
+	isTask := func(id string) bool { _, ok := s.index[id]; return ok }
+	check := func(i int, code Code, field, what, ref string) {
+		j, ok := s.index[ref]
+		switch {
+		case ref == "":
+			r.add(i, code, field, what+" names no task")
+		case !ok:
+			r.add(i, code, field, fmt.Sprintf("%s names %q, which is not a task of the plan%s", what, ref, r.suggest(ref)))
+		case j == i:
+			r.add(i, code, field, fmt.Sprintf("%s names the task itself", what))
+		case !up.reaches(i, j):
+			r.add(i, code, field, fmt.Sprintf("%s names %q, which is not upstream; add %q to depends_on", what, ref, ref))
+		}
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		for _, slot := range sortedKeys(t.Inputs) {
+			check(i, CodeInputNotUpstream, "inputs."+slot, "input "+strconv.Quote(slot), t.Inputs[slot].From)
+		}
+		for _, ref := range resultRefs(t.Input, isTask) {
+			check(i, CodeTemplateNotUpstream, "input", "template "+t.Input[ref.start:ref.end], ref.task)
+		}
+	}
+}
+
+// badID says what is wrong with an id, or returns "".
+func badID(id string) string {
+	switch {
+	case id == "":
+		return "the task has an empty id"
+	case strings.TrimSpace(id) != id:
+		return fmt.Sprintf("id %q has leading or trailing space", id)
+	case strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return fmt.Sprintf("id %q holds control characters", id)
+	}
+	return ""
+}
+
+// suggest names the task a reference most likely meant when it differs only
+// in case, spaces or dashes ("Fetch Data" for "fetch_data").
+func (r *report) suggest(ref string) string {
+	if r.norm == nil {
+		r.norm = make(map[string]string, len(r.p.Tasks))
+		for i := len(r.p.Tasks) - 1; i >= 0; i-- {
+			r.norm[normalizeName(r.p.Tasks[i].ID)] = r.p.Tasks[i].ID
+		}
+	}
+	if id, ok := r.norm[normalizeName(ref)]; ok && id != ref {
+		return fmt.Sprintf("; did you mean %q?", id)
+	}
+	return ""
+}
+
+func at(pos Position) string {
+	if !pos.IsValid() {
+		return ""
+	}
+	return " at line " + strconv.Itoa(pos.Line)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// report collects problems by task so that they come out grouped by task in
+// source order, plan-level problems first.
+type report struct {
+	p      *Plan
+	plan   []*Problem
+	byTask map[int][]*Problem
+	norm   map[string]string // normalised id → id, for suggestions
+}
+
+func newReport(p *Plan) *report { return &report{p: p} }
+
+func (r *report) add(i int, code Code, field, msg string) {
+	if i < 0 {
+		r.plan = append(r.plan, &Problem{Code: code, Field: field, Message: msg})
+		return
+	}
+	if r.byTask == nil {
+		r.byTask = make(map[int][]*Problem)
+	}
+	t := &r.p.Tasks[i]
+	r.byTask[i] = append(r.byTask[i], &Problem{Code: code, TaskID: t.ID, Field: field, Message: msg, Pos: t.Pos})
+}
+
+func (r *report) err() error {
+	ps := problems(r.plan)
+	for _, i := range sortedInts(r.byTask) {
+		ps = append(ps, r.byTask[i]...)
+	}
+	return ps.err()
+}
+
+func sortedInts[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
