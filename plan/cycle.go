@@ -9,9 +9,9 @@ import (
 // repeated at the end: [a b a] means a depends on b and b on a. Each cycle
 // starts at its component's first task in source order and is the shortest
 // way back to it, so the same plan always yields the same text.
-func cycles(deps [][]int) [][]int {
+func cycles(deps [][]int, comps [][]int) [][]int {
 	var out [][]int
-	for _, comp := range components(deps) {
+	for _, comp := range comps {
 		out = append(out, shortestCycle(deps, comp))
 	}
 	slices.SortFunc(out, func(a, b []int) int { return a[0] - b[0] })
@@ -20,17 +20,19 @@ func cycles(deps [][]int) [][]int {
 
 // components returns the strongly connected components of more than one
 // node (Tarjan's algorithm, iterative so that a long chain cannot exhaust
-// the stack).
-func components(adj [][]int) [][]int {
+// the stack), and every node in the order its component completed. With
+// edges from a task to its dependencies, that order puts dependencies first:
+// on an acyclic graph it is a topological order.
+func components(adj [][]int) (comps [][]int, post []int) {
 	n := len(adj)
 	index := make([]int, n) // 0: not yet visited
 	low := make([]int, n)
 	onStack := make([]bool, n)
 	var (
 		stack   []int
-		out     [][]int
 		counter int
 	)
+	post = make([]int, 0, n)
 	type frame struct{ v, next int }
 	var calls []frame
 	visit := func(v int) {
@@ -70,17 +72,18 @@ func components(adj [][]int) [][]int {
 			for stack[top] != v {
 				top--
 			}
-			comp := slices.Clone(stack[top:])
+			comp := stack[top:]
 			for _, w := range comp {
 				onStack[w] = false
 			}
-			stack = stack[:top]
+			post = append(post, comp...)
 			if len(comp) > 1 {
-				out = append(out, comp)
+				comps = append(comps, slices.Clone(comp))
 			}
+			stack = stack[:top]
 		}
 	}
-	return out
+	return comps, post
 }
 
 // shortestCycle finds, by breadth-first search inside the component, the

@@ -1,21 +1,22 @@
 package plan
 
 import (
-	"fmt"
+	"sync"
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 )
 
 // DAG is the dependency graph of a plan whose structure is valid. Changing
 // the plan's tasks after building its DAG invalidates the DAG.
 type DAG struct {
 	plan   *Plan
-	g      *simple.DirectedGraph
 	deps   [][]int
 	order  []string
 	phases [][]string
+
+	graphOnce sync.Once
+	graph     *simple.DirectedGraph
 }
 
 // DAG builds the plan's graph. It checks what building needs — a task at
@@ -31,37 +32,29 @@ func (p *Plan) DAG() (*DAG, error) {
 	if err := r.err(); err != nil {
 		return nil, err
 	}
-	// Node ids are task indexes and edges run from a dependency to its
-	// dependent, the direction work flows. Self edges, on which gonum
-	// panics, were refused by analyze.
-	g := simple.NewDirectedGraph()
-	for i := range p.Tasks {
-		g.AddNode(simple.Node(i))
-	}
-	for i, deps := range s.deps {
-		for _, j := range deps {
-			g.SetEdge(simple.Edge{F: simple.Node(j), T: simple.Node(i)})
-		}
-	}
-	// With a nil order, ties are broken by node id: source order.
-	sorted, err := topo.SortStabilized(g, nil)
-	if err != nil {
-		return nil, fmt.Errorf("plan: sort tasks: %w", err)
-	}
-	d := &DAG{plan: p, g: g, deps: s.deps, order: make([]string, len(sorted))}
+	// s.post has every task after its dependencies, so one pass settles
+	// each task's level.
 	level := make([]int, len(p.Tasks))
 	levels := 0
-	for k, n := range sorted {
-		i := int(n.ID())
-		d.order[k] = p.Tasks[i].ID
+	for _, i := range s.post {
 		for _, j := range s.deps[i] {
 			level[i] = max(level[i], level[j]+1)
 		}
 		levels = max(levels, level[i]+1)
 	}
-	d.phases = make([][]string, levels)
+	sizes := make([]int, levels)
+	for _, l := range level {
+		sizes[l]++
+	}
+	d := &DAG{plan: p, deps: s.deps, order: make([]string, 0, len(p.Tasks)), phases: make([][]string, levels)}
+	for l, n := range sizes {
+		d.phases[l] = make([]string, 0, n)
+	}
 	for i := range p.Tasks {
 		d.phases[level[i]] = append(d.phases[level[i]], p.Tasks[i].ID)
+	}
+	for _, phase := range d.phases {
+		d.order = append(d.order, phase...)
 	}
 	return d, nil
 }
@@ -69,12 +62,30 @@ func (p *Plan) DAG() (*DAG, error) {
 // Plan returns the plan the DAG was built from.
 func (d *DAG) Plan() *Plan { return d.plan }
 
-// Graph returns the gonum graph: node ids are task indexes in the plan's
-// Tasks, and edges run from a dependency to the task that depends on it.
-func (d *DAG) Graph() graph.Directed { return d.g }
+// Graph returns the plan as a gonum directed graph, for gonum's algorithms:
+// node ids are task indexes in the plan's Tasks, and edges run from a
+// dependency to the task that depends on it, the direction work flows. It
+// is built on first use and is safe for concurrent use.
+func (d *DAG) Graph() graph.Directed {
+	d.graphOnce.Do(func() {
+		g := simple.NewDirectedGraph()
+		for i := range d.deps {
+			g.AddNode(simple.Node(i))
+		}
+		// analyze refused self dependencies, on which gonum panics.
+		for i, deps := range d.deps {
+			for _, j := range deps {
+				g.SetEdge(simple.Edge{F: simple.Node(j), T: simple.Node(i)})
+			}
+		}
+		d.graph = g
+	})
+	return d.graph
+}
 
-// Order returns the task ids in a topological order, dependencies first,
-// ties broken by source order. The same plan always yields the same order.
+// Order returns the task ids in a topological order, dependencies first:
+// phase by phase, in source order within a phase. The same plan always
+// yields the same order.
 func (d *DAG) Order() []string { return d.order }
 
 // Phases returns the task ids by level: a task without dependencies is at

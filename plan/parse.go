@@ -54,7 +54,7 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 type parser struct {
 	src      *source
 	problems problems
-	out    *Plan
+	out      *Plan
 	// phases maps a phase's name to the tasks it holds (indexes into
 	// Tasks), so that a dependency may name a whole phase.
 	phases map[string][]int
@@ -135,6 +135,8 @@ func (p *parser) plan(root node) *Plan {
 func (p *parser) taskList(n node, inherit []string) {
 	switch n.kind {
 	case '[':
+		p.out.Tasks = slices.Grow(p.out.Tasks, len(n.vals))
+		p.explicit = slices.Grow(p.explicit, len(n.vals))
 		for _, el := range n.vals {
 			p.element(el, "", inherit)
 		}
@@ -300,7 +302,11 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 	case fieldInput:
 		t.Input = p.text(v, id, name, true)
 	case fieldDependsOn:
-		t.DependsOn = appendUnique(t.DependsOn, p.stringList(v, id, name)...)
+		if deps := p.stringList(v, id, name); len(t.DependsOn) == 0 {
+			t.DependsOn = deps
+		} else {
+			t.DependsOn = appendUnique(t.DependsOn, deps...)
+		}
 	case fieldType:
 		s, ok := p.enum(v)
 		if typ, known := typeAliases[s]; ok && known {
@@ -349,7 +355,9 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 			p.problems.add(CodeInvalidField, id, name, p.pos(v), "params must be an object, found "+v.kindName())
 			return
 		}
-		t.Params = toAny(v).(map[string]any)
+		if len(v.keys) > 0 {
+			t.Params = toAny(v).(map[string]any)
+		}
 	}
 }
 
@@ -379,14 +387,14 @@ func (p *parser) text(v node, taskID, fieldName string, numbersOK bool) string {
 // stringList reads a list of names: an array of strings and numbers, or one
 // scalar as a one-element list. Empty names are dropped.
 func (p *parser) stringList(v node, taskID, fieldName string) []string {
-	var out []string
+	out := make([]string, 0, max(len(v.vals), 1))
 	addOne := func(e node) {
 		if e.kind != '"' && e.kind != '0' {
 			p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(e), fieldName+" must list names (strings or numbers), found "+e.kindName())
 			return
 		}
 		if s := strings.TrimSpace(e.text); s != "" {
-			out = appendUnique(out, s)
+			out = append(out, s)
 		}
 	}
 	if v.kind == '[' {
@@ -396,7 +404,10 @@ func (p *parser) stringList(v node, taskID, fieldName string) []string {
 	} else {
 		addOne(v)
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return appendUnique(out[:0:0], out...)
 }
 
 // enum normalises an enum value; ok is false when v is not a string.
@@ -449,6 +460,9 @@ func (p *parser) inputs(v node, id string) map[string]InputRef {
 		}
 		out[slot] = ref
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
@@ -478,12 +492,10 @@ func (p *parser) inputRef(v node) (InputRef, bool) {
 func (p *parser) agents(v node, key string) {
 	switch v.kind {
 	case '{':
-		p.out.Agents = make(map[string]Agent, len(v.keys))
 		for i, name := range v.keys {
 			p.agent(strings.TrimSpace(name), v.vals[i])
 		}
 	case '[':
-		p.out.Agents = make(map[string]Agent, len(v.vals))
 		for _, spec := range v.vals {
 			name, ok := first(spec, agentNameKeys)
 			if !ok || name.kind != '"' || strings.TrimSpace(name.text) == "" {
@@ -526,6 +538,9 @@ func (p *parser) agent(name string, spec node) {
 	default:
 		p.problems.add(CodeInvalidField, "", field, p.pos(spec), "an agent must be an object or a prompt string, found "+spec.kindName())
 	}
+	if p.out.Agents == nil {
+		p.out.Agents = make(map[string]Agent)
+	}
 	p.out.Agents[name] = a
 }
 
@@ -557,9 +572,24 @@ func toAny(n node) any {
 	return nil
 }
 
+// appendUnique appends the items not already in list, keeping order.
 func appendUnique(list []string, items ...string) []string {
+	if len(list)+len(items) <= 16 {
+		for _, s := range items {
+			if !slices.Contains(list, s) {
+				list = append(list, s)
+			}
+		}
+		return list
+	}
+	// A set keeps hostile lists of thousands of names linear.
+	seen := make(map[string]bool, len(list)+len(items))
+	for _, s := range list {
+		seen[s] = true
+	}
 	for _, s := range items {
-		if !slices.Contains(list, s) {
+		if !seen[s] {
+			seen[s] = true
 			list = append(list, s)
 		}
 	}

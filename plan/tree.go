@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -101,6 +102,10 @@ type treeReader struct {
 	src   []byte
 	start int
 	dec   *jsontext.Decoder
+	// Children are gathered on these stacks and copied out once a
+	// container ends, so that each container costs one exact allocation.
+	vals []node
+	keys []string
 }
 
 // next returns the absolute offset of the next token: the decoder's offset
@@ -120,39 +125,90 @@ func (r *treeReader) next() int {
 
 func (r *treeReader) value() (node, error) {
 	off := r.next()
-	tok, err := r.dec.ReadToken()
-	if err != nil {
-		return node{}, err
-	}
-	n := node{kind: tok.Kind(), off: off}
-	switch n.kind {
-	case '{':
-		for r.dec.PeekKind() != '}' {
-			name, err := r.dec.ReadToken()
-			if err != nil {
-				return node{}, err
+	switch kind := r.dec.PeekKind(); kind {
+	case '{', '[':
+		if _, err := r.dec.ReadToken(); err != nil {
+			return node{}, err
+		}
+		n := node{kind: kind, off: off}
+		end := jsontext.Kind('}')
+		if kind == '[' {
+			end = ']'
+		}
+		base, kbase := len(r.vals), len(r.keys)
+		for r.dec.PeekKind() != end {
+			if kind == '{' {
+				name, err := r.dec.ReadValue()
+				if err != nil {
+					return node{}, err
+				}
+				r.keys = append(r.keys, intern(name))
 			}
-			n.keys = append(n.keys, name.String())
 			v, err := r.value()
 			if err != nil {
 				return node{}, err
 			}
-			n.vals = append(n.vals, v)
+			r.vals = append(r.vals, v)
 		}
-		_, err = r.dec.ReadToken()
-	case '[':
-		for r.dec.PeekKind() != ']' {
-			v, err := r.value()
-			if err != nil {
-				return node{}, err
-			}
-			n.vals = append(n.vals, v)
+		if _, err := r.dec.ReadToken(); err != nil {
+			return node{}, err
 		}
-		_, err = r.dec.ReadToken()
+		n.vals = slices.Clone(r.vals[base:])
+		r.vals = r.vals[:base]
+		if kind == '{' {
+			n.keys = slices.Clone(r.keys[kbase:])
+			r.keys = r.keys[:kbase]
+		}
+		return n, nil
 	default:
-		n.text = tok.String()
+		raw, err := r.dec.ReadValue()
+		if err != nil {
+			return node{}, err
+		}
+		return node{kind: kind, off: off, text: unquote(raw)}, nil
 	}
-	return n, err
+}
+
+// unquote returns a string value's text, or the raw text of a number or a
+// literal.
+func unquote(raw jsontext.Value) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return string(raw)
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return string(raw) // unreachable: the decoder validated the string
+	}
+	return string(s)
+}
+
+// commonKeys are the object keys of nearly every plan; interning them saves
+// an allocation per key per task.
+var commonKeys = func() map[string]string {
+	m := make(map[string]string)
+	for k := range taskAliases {
+		m[k] = k
+	}
+	for _, list := range [][]string{phaseNameKeys, phaseTaskKeys, planTaskKeys, planAgentKeys, planMissionKeys, agentPromptKeys, agentToolKeys, inputFromKeys, inputSlotKeys, {"plan", "model"}} {
+		for _, k := range list {
+			m[k] = k
+		}
+	}
+	return m
+}()
+
+// intern returns an object member name as a string, without allocating for
+// the common keys.
+func intern(raw jsontext.Value) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		if k, ok := commonKeys[string(raw[1:len(raw)-1])]; ok {
+			return k
+		}
+	}
+	return unquote(raw)
 }
 
 func (r *treeReader) syntaxError(err error) *syntaxError {

@@ -71,6 +71,9 @@ func validateTask(p *Plan, i int, c config, r *report) {
 type structure struct {
 	index map[string]int // id → index of the first task with it
 	deps  [][]int        // per task, the tasks it depends on, deduplicated
+	// post lists every task after the tasks it depends on, when there is
+	// no cycle.
+	post []int
 }
 
 // analyze checks ids and dependencies, finds cycles, and returns the graph.
@@ -109,7 +112,9 @@ func analyze(p *Plan, r *report) *structure {
 		}
 		s.deps[i] = flat[begin:len(flat):len(flat)]
 	}
-	for _, cycle := range cycles(s.deps) {
+	comps, post := components(s.deps)
+	s.post = post
+	for _, cycle := range cycles(s.deps, comps) {
 		names := make([]string, len(cycle))
 		for k, i := range cycle {
 			names[k] = p.Tasks[i].ID

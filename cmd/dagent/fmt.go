@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func newFmt() *cobra.Command {
+	var write bool
+	cmd := &cobra.Command{
+		Use:   "fmt PLAN",
+		Short: "Print the canonical JSON of a plan",
+		Long: `Print the canonical JSON of a plan: aliases resolved, every default filled
+in, keys in a stable order, empty optional fields left out. An invalid plan
+prints nothing on standard output and its problems on standard error.`,
+		Example: `  dagent fmt examples/llm-answer.md
+  cat plan.json | dagent fmt -
+  dagent fmt -w plan.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := load(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			out, err := p.Canonical()
+			if err != nil {
+				return err
+			}
+			if write {
+				if args[0] == "-" {
+					return fmt.Errorf("fmt: -w needs a file, not standard input")
+				}
+				return writeFile(args[0], out)
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	cmd.Flags().BoolVarP(&write, "write", "w", false, "write the canonical form back to the file instead of printing it")
+	return cmd
+}
+
+// writeFile replaces path's content, keeping its permissions.
+func writeFile(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, info.Mode().Perm())
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/spf13/cobra"
+)
+
+func newGraph() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph PLAN",
+		Short: "Print a plan's phases and dependencies",
+		Long: `Print a plan's DAG. --format json prints {"phases": [[...]], "edges":
+[[dependency, dependent], ...]}; mermaid a Mermaid flowchart; dot a Graphviz
+digraph; md a Markdown table of the tasks. Phases are the groups of tasks
+that run in parallel: level 0 has no dependencies, every other task sits one
+level above its highest dependency.`,
+		Example: `  dagent graph examples/research.json
+  dagent graph --format mermaid examples/research.json
+  dagent graph --format dot examples/research.json | dot -Tsvg > plan.svg`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := plan.ParseFormat(format)
+			if err != nil {
+				return err
+			}
+			p, err := load(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			d, err := p.DAG()
+			if err != nil {
+				return err
+			}
+			return d.Render(cmd.OutOrStdout(), f)
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", string(plan.JSON), "output format: json, mermaid, dot or md")
+	return cmd
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dagent",
+		Short: "Parse, check, render and run plans that LLMs write",
+		Long: `dagent is an execution engine for plans that LLMs write: agents plus tasks
+plus dependencies as JSON. It parses them leniently, validates them into a
+DAG and runs them in parallel phases.
+
+A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
+1 the plan is invalid (every problem on standard error, one per line),
+2 usage or I/O error.`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newFmt(), newGraph(), newSchema(), newVersion())
+	return root
+}
