@@ -16,8 +16,8 @@ var unitWords = map[string]time.Duration{
 }
 
 // parseDuration reads a timeout: Go syntax ("30s", "1m30s", "500ms") or a
-// number and a unit word ("30 seconds", "2 min"). A bare number is refused:
-// whether 30 means seconds or milliseconds would be a guess.
+// number and a unit word ("30 seconds", "2 min"). A bare number other than
+// 0 is refused: whether 30 means seconds or milliseconds would be a guess.
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	d, err := time.ParseDuration(s)

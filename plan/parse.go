@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // (Validate, the critic); such a plan must not be run.
 func Parse(data []byte, opts ...Option) (*Plan, error) {
 	c := newConfig(opts)
-	if exceeds(len(data), c.limits.MaxPlanBytes) {
+	if exceeds(len(data), c.limits.MaxPlanBytes) || len(data) > maxSource {
 		var ps problems
 		ps.add(CodePlanTooLarge, "", "", Position{}, fmt.Sprintf("the plan is %d bytes, over the limit of %d", len(data), c.limits.MaxPlanBytes))
 		return nil, ps.err()
@@ -60,9 +61,16 @@ type parser struct {
 	phases map[string][]int
 	// explicit marks tasks whose id was written rather than generated.
 	explicit []bool
+	// shorthands are "TASK.PATH" inputs, split once every id is known.
+	shorthands []shorthand
 }
 
-func (p *parser) pos(n node) Position { return p.src.pos(n.off) }
+type shorthand struct {
+	task      int
+	slot, ref string
+}
+
+func (p *parser) pos(n node) Position { return p.src.pos(n.pos()) }
 
 func (p *parser) unknown(taskID, key string, n node) {
 	p.out.Unknown = append(p.out.Unknown, UnknownKey{TaskID: taskID, Key: key, Pos: p.pos(n)})
@@ -119,9 +127,9 @@ func (p *parser) plan(root node) *Plan {
 	}
 	known := slices.Concat(planMissionKeys, planAgentKeys, planTaskKeys, []string{"plan"})
 	for _, s := range scopes {
-		for i, k := range s.keys {
+		for k, v := range s.members() {
 			if !slices.Contains(known, k) {
-				p.unknown("", k, s.vals[i])
+				p.unknown("", k, v)
 			}
 		}
 	}
@@ -135,14 +143,14 @@ func (p *parser) plan(root node) *Plan {
 func (p *parser) taskList(n node, inherit []string) {
 	switch n.kind {
 	case '[':
-		p.out.Tasks = slices.Grow(p.out.Tasks, len(n.vals))
-		p.explicit = slices.Grow(p.explicit, len(n.vals))
-		for _, el := range n.vals {
+		p.out.Tasks = slices.Grow(p.out.Tasks, n.len())
+		p.explicit = slices.Grow(p.explicit, n.len())
+		for el := range n.elems() {
 			p.element(el, "", inherit)
 		}
 	case '{':
-		for i, name := range n.keys {
-			p.element(n.vals[i], name, inherit)
+		for name, el := range n.members() {
+			p.element(el, name, inherit)
 		}
 	default:
 		p.problems.add(CodeInvalidField, "", "tasks", p.pos(n), "the task list must be an array, found "+n.kindName())
@@ -155,7 +163,7 @@ func (p *parser) element(el node, name string, inherit []string) {
 	switch el.kind {
 	case '"':
 		t := p.newTask(el)
-		t.Input = el.text
+		t.Input = el.text()
 		t.DependsOn = slices.Clone(inherit)
 		p.add(t, name)
 	case '[':
@@ -164,7 +172,7 @@ func (p *parser) element(el node, name string, inherit []string) {
 	case '{':
 		if tasks, ok := first(el, phaseTaskKeys); ok && tasks.kind == '[' {
 			if v, ok := first(el, phaseNameKeys); ok && (v.kind == '"' || v.kind == '0') {
-				name = strings.TrimSpace(v.text)
+				name = strings.TrimSpace(v.text())
 			}
 			deps := slices.Clone(inherit)
 			if v, ok := first(el, taskKeys[fieldDependsOn]); ok {
@@ -220,12 +228,16 @@ func (p *parser) finish() {
 			tasks[i].ID = "task_" + strconv.Itoa(i+1)
 		}
 	}
-	if len(p.phases) == 0 {
+	if len(p.phases) == 0 && len(p.shorthands) == 0 {
 		return
 	}
 	ids := make(map[string]bool, len(tasks))
 	for _, t := range tasks {
 		ids[t.ID] = true
+	}
+	for _, sh := range p.shorthands {
+		from, path := splitRef(sh.ref, func(id string) bool { return ids[id] })
+		tasks[sh.task].Inputs[sh.slot] = InputRef{From: from, Slot: path}
 	}
 	for i := range tasks {
 		t := &tasks[i]
@@ -257,19 +269,27 @@ func (p *parser) task(obj node, inherit []string) Task {
 		ranks [numFields]int
 		set   [numFields]bool
 	)
-	var unknown []int
-	for i, k := range obj.keys {
+	type member struct {
+		key string
+		val node
+	}
+	var (
+		keys    [numFields]string
+		dropped []member // unknown keys, and aliases a stronger key shadows
+	)
+	for k, v := range obj.members() {
 		a, ok := taskAliases[k]
-		if !ok {
-			unknown = append(unknown, i)
-			continue
-		}
-		v := obj.vals[i]
-		if v.isNull() {
-			continue
-		}
-		if !set[a.field] || a.rank < ranks[a.field] {
-			vals[a.field], ranks[a.field], set[a.field] = v, a.rank, true
+		switch {
+		case !ok:
+			dropped = append(dropped, member{k, v})
+		case v.isNull():
+		case !set[a.field]:
+			vals[a.field], ranks[a.field], keys[a.field], set[a.field] = v, a.rank, k, true
+		case a.rank < ranks[a.field]:
+			dropped = append(dropped, member{keys[a.field], vals[a.field]})
+			vals[a.field], ranks[a.field], keys[a.field] = v, a.rank, k
+		default:
+			dropped = append(dropped, member{k, v})
 		}
 	}
 	// The id first: every other problem names the task.
@@ -280,8 +300,8 @@ func (p *parser) task(obj node, inherit []string) Task {
 	if id == "" {
 		id = fmt.Sprintf("#%d", len(p.out.Tasks)+1)
 	}
-	for _, i := range unknown {
-		p.unknown(t.ID, obj.keys[i], obj.vals[i])
+	for _, m := range dropped {
+		p.unknown(t.ID, m.key, m.val)
 	}
 	t.DependsOn = slices.Clone(inherit)
 	for f := field(1); f < numFields; f++ {
@@ -296,7 +316,7 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 	name := f.String()
 	switch f {
 	case fieldAgent:
-		if a := p.text(v, id, name, false); a != "" {
+		if a := strings.TrimSpace(p.text(v, id, name, false)); a != "" {
 			t.Agent = a
 		}
 	case fieldInput:
@@ -334,13 +354,13 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 	case fieldCritical:
 		// Only an explicit false means false: a task is critical unless
 		// the plan clearly says it is not.
-		t.Critical = !(v.kind == 'f' || v.kind == '"' && strings.EqualFold(strings.TrimSpace(v.text), "false"))
+		t.Critical = !(v.kind == 'f' || v.kind == '"' && strings.EqualFold(strings.TrimSpace(v.text()), "false"))
 	case fieldTimeout:
 		if v.kind != '"' {
 			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), fmt.Sprintf("timeout must be a duration with a unit such as \"30s\" or \"2m\", found %s", p.show(v)))
 			return
 		}
-		d, err := parseDuration(v.text)
+		d, err := parseDuration(v.text())
 		if err != nil {
 			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), err.Error())
 			return
@@ -355,7 +375,7 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 			p.problems.add(CodeInvalidField, id, name, p.pos(v), "params must be an object, found "+v.kindName())
 			return
 		}
-		if len(v.keys) > 0 {
+		if v.len() > 0 {
 			t.Params = toAny(v).(map[string]any)
 		}
 	}
@@ -364,7 +384,7 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 // id reads a task id: a string or a number, which becomes its text.
 func (p *parser) id(v node) string {
 	if v.kind == '"' || v.kind == '0' {
-		return strings.TrimSpace(v.text)
+		return strings.TrimSpace(v.text())
 	}
 	p.problems.add(CodeInvalidField, "", "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
 	return ""
@@ -374,7 +394,7 @@ func (p *parser) id(v node) string {
 // numbersOK; anything else is a problem.
 func (p *parser) text(v node, taskID, fieldName string, numbersOK bool) string {
 	if v.kind == '"' || numbersOK && v.kind == '0' {
-		return v.text
+		return v.text()
 	}
 	hint := ""
 	if fieldName == "input" && (v.kind == '{' || v.kind == '[') {
@@ -387,18 +407,18 @@ func (p *parser) text(v node, taskID, fieldName string, numbersOK bool) string {
 // stringList reads a list of names: an array of strings and numbers, or one
 // scalar as a one-element list. Empty names are dropped.
 func (p *parser) stringList(v node, taskID, fieldName string) []string {
-	out := make([]string, 0, max(len(v.vals), 1))
+	out := make([]string, 0, max(v.len(), 1))
 	addOne := func(e node) {
 		if e.kind != '"' && e.kind != '0' {
 			p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(e), fieldName+" must list names (strings or numbers), found "+e.kindName())
 			return
 		}
-		if s := strings.TrimSpace(e.text); s != "" {
+		if s := strings.TrimSpace(e.text()); s != "" {
 			out = append(out, s)
 		}
 	}
 	if v.kind == '[' {
-		for _, e := range v.vals {
+		for e := range v.elems() {
 			addOne(e)
 		}
 	} else {
@@ -415,7 +435,7 @@ func (p *parser) enum(v node) (string, bool) {
 	if v.kind != '"' {
 		return "", false
 	}
-	return normalizeName(v.text), true
+	return normalizeName(v.text()), true
 }
 
 // count reads a non-negative integer, written as a number or a numeric
@@ -424,8 +444,8 @@ func (p *parser) count(v node) (int, bool) {
 	if v.kind != '0' && v.kind != '"' {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v.text), 64)
-	if err != nil || !(f >= 0 && f <= 1<<31) || f != float64(int64(f)) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v.text()), 64)
+	if err != nil || !(f >= 0 && f <= math.MaxInt32) || f != float64(int64(f)) {
 		return 0, false
 	}
 	return int(f), true
@@ -435,13 +455,13 @@ func (p *parser) count(v node) (int, bool) {
 func (p *parser) show(v node) string {
 	switch v.kind {
 	case '"':
-		s := v.text
+		s := v.text()
 		if len(s) > 40 {
 			s = s[:40] + "..."
 		}
 		return strconv.Quote(s)
 	case '0', 't', 'f', 'n':
-		return v.text
+		return v.text()
 	}
 	return v.kindName()
 }
@@ -451,11 +471,23 @@ func (p *parser) inputs(v node, id string) map[string]InputRef {
 		p.problems.add(CodeInvalidField, id, "inputs", p.pos(v), "inputs must be an object of slot: {\"from\": TASK, \"slot\": PATH}, found "+v.kindName())
 		return nil
 	}
-	out := make(map[string]InputRef, len(v.keys))
-	for i, slot := range v.keys {
-		ref, ok := p.inputRef(v.vals[i])
+	out := make(map[string]InputRef, v.len())
+	for slot, w := range v.members() {
+		if w.kind == '"' {
+			// "TASK.PATH": where TASK ends depends on the plan's ids, which
+			// are known once every task is read.
+			ref := strings.TrimSpace(w.text())
+			if ref == "" {
+				p.problems.add(CodeInvalidField, id, "inputs."+slot, p.pos(w), "an input must name a task: {\"from\": TASK, \"slot\": PATH} or \"TASK.PATH\"")
+				continue
+			}
+			p.shorthands = append(p.shorthands, shorthand{task: len(p.out.Tasks), slot: slot, ref: ref})
+			out[slot] = InputRef{From: ref}
+			continue
+		}
+		ref, ok := p.inputRef(w)
 		if !ok {
-			p.problems.add(CodeInvalidField, id, "inputs."+slot, p.pos(v.vals[i]), "an input must be {\"from\": TASK, \"slot\": PATH} or \"TASK.PATH\", found "+v.vals[i].kindName())
+			p.problems.add(CodeInvalidField, id, "inputs."+slot, p.pos(w), "an input must be {\"from\": TASK, \"slot\": PATH} or \"TASK.PATH\", found "+w.kindName())
 			continue
 		}
 		out[slot] = ref
@@ -466,23 +498,20 @@ func (p *parser) inputs(v node, id string) map[string]InputRef {
 	return out
 }
 
-// inputRef reads {"from": T, "slot": P} or the shorthand "T.P".
+// inputRef reads {"from": T, "slot": P}.
 func (p *parser) inputRef(v node) (InputRef, bool) {
 	switch v.kind {
-	case '"':
-		from, slot, _ := strings.Cut(strings.TrimSpace(v.text), ".")
-		return InputRef{From: from, Slot: slot}, from != ""
 	case '{':
 		from, ok := first(v, inputFromKeys)
-		if !ok || (from.kind != '"' && from.kind != '0') || strings.TrimSpace(from.text) == "" {
+		if !ok || (from.kind != '"' && from.kind != '0') || strings.TrimSpace(from.text()) == "" {
 			return InputRef{}, false
 		}
-		ref := InputRef{From: strings.TrimSpace(from.text)}
+		ref := InputRef{From: strings.TrimSpace(from.text())}
 		if slot, ok := first(v, inputSlotKeys); ok {
 			if slot.kind != '"' {
 				return InputRef{}, false
 			}
-			ref.Slot = strings.TrimSpace(slot.text)
+			ref.Slot = strings.TrimSpace(slot.text())
 		}
 		return ref, true
 	}
@@ -492,17 +521,17 @@ func (p *parser) inputRef(v node) (InputRef, bool) {
 func (p *parser) agents(v node, key string) {
 	switch v.kind {
 	case '{':
-		for i, name := range v.keys {
-			p.agent(strings.TrimSpace(name), v.vals[i])
+		for name, spec := range v.members() {
+			p.agent(strings.TrimSpace(name), spec)
 		}
 	case '[':
-		for _, spec := range v.vals {
+		for spec := range v.elems() {
 			name, ok := first(spec, agentNameKeys)
-			if !ok || name.kind != '"' || strings.TrimSpace(name.text) == "" {
+			if !ok || name.kind != '"' || strings.TrimSpace(name.text()) == "" {
 				p.problems.add(CodeInvalidField, "", key, p.pos(spec), "an agent in a list needs a \"name\"")
 				continue
 			}
-			p.agent(strings.TrimSpace(name.text), spec)
+			p.agent(strings.TrimSpace(name.text()), spec)
 		}
 	default:
 		p.problems.add(CodeInvalidField, "", key, p.pos(v), key+" must be an object of name: spec, found "+v.kindName())
@@ -511,16 +540,25 @@ func (p *parser) agents(v node, key string) {
 
 func (p *parser) agent(name string, spec node) {
 	field := "agents." + name
+	if name == "" {
+		p.problems.add(CodeInvalidField, "", "agents", p.pos(spec), "an agent needs a non-empty name")
+		return
+	}
+	if _, dup := p.out.Agents[name]; dup {
+		p.problems.add(CodeInvalidField, "", field, p.pos(spec), fmt.Sprintf("agent %q is defined twice", name))
+		return
+	}
 	var a Agent
 	switch spec.kind {
 	case '"':
-		a.Prompt = spec.text
+		a.Prompt = spec.text()
 	case 'n':
 	case '{':
 		if v, ok := first(spec, agentPromptKeys); ok {
 			a.Prompt = p.text(v, "", field+".prompt", false)
 		}
-		if v, ok := first(spec, []string{"description"}); ok {
+		// A description that stands in for the prompt is not repeated.
+		if v, ok := first(spec, []string{"description"}); ok && a.Prompt != v.text() {
 			a.Description = p.text(v, "", field+".description", false)
 		}
 		if v, ok := first(spec, agentToolKeys); ok {
@@ -530,9 +568,9 @@ func (p *parser) agent(name string, spec node) {
 			a.Model = strings.TrimSpace(p.text(v, "", field+".model", false))
 		}
 		known := slices.Concat(agentNameKeys, agentPromptKeys, agentToolKeys, []string{"model"})
-		for i, k := range spec.keys {
+		for k, v := range spec.members() {
 			if !slices.Contains(known, k) {
-				p.unknown("", field+"."+k, spec.vals[i])
+				p.unknown("", field+"."+k, v)
 			}
 		}
 	default:
@@ -549,21 +587,21 @@ func (p *parser) agent(name string, spec node) {
 func toAny(n node) any {
 	switch n.kind {
 	case '{':
-		m := make(map[string]any, len(n.keys))
-		for i, k := range n.keys {
-			m[k] = toAny(n.vals[i])
+		m := make(map[string]any, n.len())
+		for k, v := range n.members() {
+			m[k] = toAny(v)
 		}
 		return m
 	case '[':
-		s := make([]any, len(n.vals))
-		for i, v := range n.vals {
-			s[i] = toAny(v)
+		s := make([]any, 0, n.len())
+		for v := range n.elems() {
+			s = append(s, toAny(v))
 		}
 		return s
 	case '"':
-		return n.text
+		return n.text()
 	case '0':
-		return json.Number(n.text)
+		return json.Number(n.text())
 	case 't':
 		return true
 	case 'f':

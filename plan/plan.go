@@ -21,9 +21,10 @@ type Plan struct {
 	Agents map[string]Agent `json:"agents,omitempty"`
 	// Tasks in source order.
 	Tasks []Task `json:"tasks"`
-	// Unknown lists the keys Parse did not recognise and dropped. A
-	// misspelled key ("depend_on") silently loses meaning, so linters report
-	// these; they are not part of the canonical form.
+	// Unknown lists the keys Parse dropped: keys it does not know, and
+	// aliases shadowed by a stronger key for the same field ("name" beside
+	// "id"). A misspelled key ("depend_on") silently loses meaning, so
+	// linters report these; they are not part of the canonical form.
 	Unknown []UnknownKey `json:"-"`
 }
 

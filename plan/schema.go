@@ -1,9 +1,12 @@
 package plan
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
 //go:embed schema.json
 var schema []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of the canonical plan.
-func Schema() []byte { return schema }
+func Schema() []byte { return bytes.Clone(schema) }

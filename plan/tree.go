@@ -4,37 +4,96 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"slices"
+	"iter"
+	"math"
 	"sort"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// node is a JSON value that remembers where it starts in the source, so that
-// every problem can point at a line and column. Object members keep their
-// source order, which named workflow phases rely on.
+// maxSource is the largest document a tree can address: offsets are int32
+// so that the tree holds no pointers and costs the garbage collector nothing.
+const maxSource = math.MaxInt32
+
+// tree is a parsed JSON document. Its records hold only offsets into the
+// source, so a 10,000-task plan is one pointer-free allocation; text is
+// decoded when the parser asks for it.
+type tree struct {
+	src  []byte
+	recs []rec
+}
+
+// rec is one JSON value: its kind, where its raw text lies in the source,
+// the name it has as an object member, and its children, which sit next to
+// each other in tree.recs.
+type rec struct {
+	kind          jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
+	off, end      int32         // raw text of the value: src[off:end]
+	nameOff, name int32         // raw text of its member name: src[nameOff:name]
+	first, count  int32         // children: recs[first : first+count]
+}
+
+// node is a value of a tree. Object members keep their source order, which
+// named workflow phases rely on.
 type node struct {
-	kind jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
-	off  int           // byte offset of the value's first byte in the source
-	text string        // unescaped string, or the raw text of a number or literal
-	keys []string      // object member names, parallel to vals
-	vals []node        // object member values or array elements
+	t *tree
+	rec
 }
 
 func (n node) isNull() bool { return n.kind == 'n' }
+
+// pos is the byte offset of the value's first byte in the source.
+func (n node) pos() int { return int(n.off) }
+
+// text returns a string's unescaped text, or the raw text of a number or a
+// literal.
+func (n node) text() string { return unquote(n.t.src[n.off:n.end]) }
+
+// len returns the number of elements or members.
+func (n node) len() int { return int(n.count) }
+
+// elems iterates over the elements of an array or the values of an object.
+func (n node) elems() iter.Seq[node] {
+	return func(yield func(node) bool) {
+		for _, r := range n.t.recs[n.first : n.first+n.count] {
+			if !yield(node{n.t, r}) {
+				return
+			}
+		}
+	}
+}
+
+// members iterates over the names and values of an object.
+func (n node) members() iter.Seq2[string, node] {
+	return func(yield func(string, node) bool) {
+		for _, r := range n.t.recs[n.first : n.first+n.count] {
+			if !yield(intern(n.t.src[r.nameOff:r.name]), node{n.t, r}) {
+				return
+			}
+		}
+	}
+}
 
 // get returns the member named key of an object node.
 func (n node) get(key string) (node, bool) {
 	if n.kind != '{' {
 		return node{}, false
 	}
-	for i, k := range n.keys {
-		if k == key {
-			return n.vals[i], true
+	for _, r := range n.t.recs[n.first : n.first+n.count] {
+		if nameIs(n.t.src[r.nameOff:r.name], key) {
+			return node{n.t, r}, true
 		}
 	}
 	return node{}, false
+}
+
+// nameIs reports whether a raw member name spells key.
+func nameIs(raw []byte, key string) bool {
+	if len(raw) == len(key)+2 && string(raw[1:len(raw)-1]) == key {
+		return true
+	}
+	return bytes.IndexByte(raw, '\\') >= 0 && unquote(raw) == key
 }
 
 // kindName describes a node's kind for error messages.
@@ -89,89 +148,90 @@ func (e *syntaxError) Error() string { return e.msg }
 // readTree reads one JSON value starting at src[start] and returns it with the
 // offset just past it.
 func readTree(src []byte, start int) (node, int, error) {
-	r := &treeReader{src: src, start: start}
+	r := &treeReader{t: &tree{src: src}, start: start}
+	// About one value per 12 bytes of JSON, so the arena rarely grows.
+	r.t.recs = make([]rec, 0, (len(src)-start)/12+1)
 	r.dec = jsontext.NewDecoder(bytes.NewBuffer(src[start:]))
-	n, err := r.value()
+	root, err := r.value()
 	if err != nil {
 		return node{}, 0, r.syntaxError(err)
 	}
-	return n, start + int(r.dec.InputOffset()), nil
+	return node{r.t, root}, start + int(r.dec.InputOffset()), nil
 }
 
 type treeReader struct {
-	src   []byte
+	t     *tree
 	start int
 	dec   *jsontext.Decoder
-	// Children are gathered on these stacks and copied out once a
-	// container ends, so that each container costs one exact allocation.
-	vals []node
-	keys []string
+	// Children gather here and move to the arena together when their
+	// container ends, so that siblings are adjacent.
+	stack []rec
 }
+
+// offset returns the absolute offset the decoder has reached.
+func (r *treeReader) offset() int32 { return int32(r.start + int(r.dec.InputOffset())) }
 
 // next returns the absolute offset of the next token: the decoder's offset
 // points just past the previous token, before any separator or space.
-func (r *treeReader) next() int {
-	off := r.start + int(r.dec.InputOffset())
-	for off < len(r.src) {
-		switch r.src[off] {
+func (r *treeReader) next() int32 {
+	off := int(r.offset())
+	for off < len(r.t.src) {
+		switch r.t.src[off] {
 		case ' ', '\t', '\r', '\n', ',', ':':
 			off++
 		default:
-			return off
+			return int32(off)
 		}
 	}
-	return off
+	return int32(off)
 }
 
-func (r *treeReader) value() (node, error) {
-	off := r.next()
-	switch kind := r.dec.PeekKind(); kind {
-	case '{', '[':
-		if _, err := r.dec.ReadToken(); err != nil {
-			return node{}, err
+func (r *treeReader) value() (rec, error) {
+	v := rec{off: r.next(), kind: r.dec.PeekKind()}
+	if v.kind != '{' && v.kind != '[' {
+		if _, err := r.dec.ReadValue(); err != nil {
+			return rec{}, err
 		}
-		n := node{kind: kind, off: off}
-		end := jsontext.Kind('}')
-		if kind == '[' {
-			end = ']'
-		}
-		base, kbase := len(r.vals), len(r.keys)
-		for r.dec.PeekKind() != end {
-			if kind == '{' {
-				name, err := r.dec.ReadValue()
-				if err != nil {
-					return node{}, err
-				}
-				r.keys = append(r.keys, intern(name))
-			}
-			v, err := r.value()
-			if err != nil {
-				return node{}, err
-			}
-			r.vals = append(r.vals, v)
-		}
-		if _, err := r.dec.ReadToken(); err != nil {
-			return node{}, err
-		}
-		n.vals = slices.Clone(r.vals[base:])
-		r.vals = r.vals[:base]
-		if kind == '{' {
-			n.keys = slices.Clone(r.keys[kbase:])
-			r.keys = r.keys[:kbase]
-		}
-		return n, nil
-	default:
-		raw, err := r.dec.ReadValue()
-		if err != nil {
-			return node{}, err
-		}
-		return node{kind: kind, off: off, text: unquote(raw)}, nil
+		v.end = r.offset()
+		return v, nil
 	}
+	if _, err := r.dec.ReadToken(); err != nil {
+		return rec{}, err
+	}
+	end := jsontext.Kind('}')
+	if v.kind == '[' {
+		end = ']'
+	}
+	base := len(r.stack)
+	for r.dec.PeekKind() != end {
+		var nameOff, name int32
+		if v.kind == '{' {
+			nameOff = r.next()
+			if _, err := r.dec.ReadValue(); err != nil {
+				return rec{}, err
+			}
+			name = r.offset()
+		}
+		child, err := r.value()
+		if err != nil {
+			return rec{}, err
+		}
+		child.nameOff, child.name = nameOff, name
+		r.stack = append(r.stack, child)
+	}
+	if _, err := r.dec.ReadToken(); err != nil {
+		return rec{}, err
+	}
+	v.end = r.offset()
+	v.first, v.count = int32(len(r.t.recs)), int32(len(r.stack)-base)
+	r.t.recs = append(r.t.recs, r.stack[base:]...)
+	r.stack = r.stack[:base]
+	return v, nil
 }
 
 // unquote returns a string value's text, or the raw text of a number or a
 // literal.
-func unquote(raw jsontext.Value) string {
+func unquote(raw []byte) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return string(raw)
 	}
@@ -202,7 +262,7 @@ var commonKeys = func() map[string]string {
 
 // intern returns an object member name as a string, without allocating for
 // the common keys.
-func intern(raw jsontext.Value) string {
+func intern(raw []byte) string {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
 		if k, ok := commonKeys[string(raw[1:len(raw)-1])]; ok {
 			return k
@@ -219,7 +279,7 @@ func (r *treeReader) syntaxError(err error) *syntaxError {
 		err = se.Err
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return &syntaxError{off: len(r.src), truncated: true, msg: "unexpected end of input: the JSON is truncated"}
+		return &syntaxError{off: len(r.t.src), truncated: true, msg: "unexpected end of input: the JSON is truncated"}
 	}
 	return &syntaxError{off: off, msg: err.Error()}
 }
