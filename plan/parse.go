@@ -63,6 +63,7 @@ type parser struct {
 	explicit []bool
 	// shorthands are "TASK.PATH" inputs, split once every id is known.
 	shorthands []shorthand
+	names      interner
 }
 
 type shorthand struct {
@@ -316,8 +317,13 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 	name := f.String()
 	switch f {
 	case fieldAgent:
-		if a := strings.TrimSpace(p.text(v, id, name, false)); a != "" {
-			t.Agent = a
+		if v.kind == '"' {
+			// Every task names an agent, most the same few: share the strings.
+			if a := strings.TrimSpace(p.names.intern(v)); a != "" {
+				t.Agent = a
+			}
+		} else {
+			p.text(v, id, name, false)
 		}
 	case fieldInput:
 		t.Input = p.text(v, id, name, true)
@@ -328,8 +334,7 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 			t.DependsOn = appendUnique(t.DependsOn, deps...)
 		}
 	case fieldType:
-		s, ok := p.enum(v)
-		if typ, known := typeAliases[s]; ok && known {
+		if typ, ok := enum(v, typeAliases); ok {
 			t.Type = typ
 		} else {
 			p.problems.add(CodeInvalidType, id, name, p.pos(v), fmt.Sprintf("unknown task type %s; use task, synthesis_gate or human_review", p.show(v)))
@@ -339,8 +344,7 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		if f == fieldOnVerificationFailure {
 			code, dst = CodeInvalidOnVerificationFailure, &t.OnVerificationFailure
 		}
-		s, ok := p.enum(v)
-		if pol, known := policyAliases[s]; ok && known {
+		if pol, ok := enum(v, policyAliases); ok {
 			*dst = pol
 		} else {
 			p.problems.add(code, id, name, p.pos(v), fmt.Sprintf("unknown policy %s; use stop, skip, retry or replan", p.show(v)))
@@ -413,7 +417,7 @@ func (p *parser) stringList(v node, taskID, fieldName string) []string {
 			p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(e), fieldName+" must list names (strings or numbers), found "+e.kindName())
 			return
 		}
-		if s := strings.TrimSpace(e.text()); s != "" {
+		if s := strings.TrimSpace(p.names.intern(e)); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -431,11 +435,18 @@ func (p *parser) stringList(v node, taskID, fieldName string) []string {
 }
 
 // enum normalises an enum value; ok is false when v is not a string.
-func (p *parser) enum(v node) (string, bool) {
+// enum looks a string value up among the names of an enum, first as written
+// (without allocating), then normalised.
+func enum[V any](v node, names map[string]V) (V, bool) {
+	var zero V
 	if v.kind != '"' {
-		return "", false
+		return zero, false
 	}
-	return normalizeName(v.text()), true
+	if e, ok := names[string(v.raw())]; ok {
+		return e, true
+	}
+	e, ok := names[normalizeName(v.text())]
+	return e, ok
 }
 
 // count reads a non-negative integer, written as a number or a numeric

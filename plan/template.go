@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"iter"
+	"strings"
+)
 
 // resultRef is a {{results.ID}} or {{results.ID.path}} template in a task's
 // input: the output of an upstream task, or one value of it.
@@ -10,31 +13,34 @@ type resultRef struct {
 	path       string // dotted path into that task's result
 }
 
-// resultRefs finds the {{results...}} templates in s; other {{...}} text is
-// left alone. Ids may contain dots ("1.2"), so the longest prefix of the
-// reference that isTask accepts is the task; the rest is the path.
-func resultRefs(s string, isTask func(string) bool) []resultRef {
-	var refs []resultRef
-	for off := 0; ; {
-		i := strings.Index(s[off:], "{{")
-		if i < 0 {
-			return refs
+// resultRefs iterates over the {{results...}} templates in s; other {{...}}
+// text is left alone. Ids may contain dots ("1.2"), so the longest prefix of
+// the reference that isTask accepts is the task; the rest is the path.
+func resultRefs(s string, isTask func(string) bool) iter.Seq[resultRef] {
+	return func(yield func(resultRef) bool) {
+		for off := 0; ; {
+			i := strings.Index(s[off:], "{{")
+			if i < 0 {
+				return
+			}
+			start := off + i
+			j := strings.Index(s[start+2:], "}}")
+			if j < 0 {
+				return
+			}
+			end := start + 2 + j + 2
+			off = end
+			expr := strings.TrimSpace(s[start+2 : end-2])
+			rest, ok := strings.CutPrefix(expr, "results")
+			if !ok || rest != "" && rest[0] != '.' {
+				continue
+			}
+			ref := resultRef{start: start, end: end}
+			ref.task, ref.path = splitRef(strings.TrimPrefix(rest, "."), isTask)
+			if !yield(ref) {
+				return
+			}
 		}
-		start := off + i
-		j := strings.Index(s[start+2:], "}}")
-		if j < 0 {
-			return refs
-		}
-		end := start + 2 + j + 2
-		off = end
-		expr := strings.TrimSpace(s[start+2 : end-2])
-		rest, ok := strings.CutPrefix(expr, "results")
-		if !ok || rest != "" && rest[0] != '.' {
-			continue
-		}
-		ref := resultRef{start: start, end: end}
-		ref.task, ref.path = splitRef(strings.TrimPrefix(rest, "."), isTask)
-		refs = append(refs, ref)
 	}
 }
 

@@ -50,6 +50,35 @@ func (n node) pos() int { return int(n.off) }
 // literal.
 func (n node) text() string { return unquote(n.t.src[n.off:n.end]) }
 
+// raw returns a string's text as it sits in the source, without quotes; it
+// differs from text when the string holds escapes.
+func (n node) raw() []byte {
+	if n.kind != '"' {
+		return n.t.src[n.off:n.end]
+	}
+	return n.t.src[n.off+1 : n.end-1]
+}
+
+// interner shares the strings of values that repeat across a plan, such as
+// agent names and task ids in depends_on.
+type interner map[string]string
+
+func (in *interner) intern(n node) string {
+	raw := n.raw()
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return n.text()
+	}
+	if s, ok := (*in)[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if *in == nil {
+		*in = make(interner)
+	}
+	(*in)[s] = s
+	return s
+}
+
 // len returns the number of elements or members.
 func (n node) len() int { return int(n.count) }
 

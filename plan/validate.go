@@ -130,26 +130,37 @@ func analyze(p *Plan, r *report) *structure {
 func checkUpstream(p *Plan, s *structure, r *report) {
 	up := newUpstream(s.deps)
 	isTask := func(id string) bool { _, ok := s.index[id]; return ok }
-	check := func(i int, code Code, field, what, ref string) {
+	// why says what is wrong with a reference from task i to ref, or "".
+	why := func(i int, ref string) string {
 		j, ok := s.index[ref]
 		switch {
 		case ref == "":
-			r.add(i, code, field, what+" names no task")
+			return "names no task"
 		case !ok:
-			r.add(i, code, field, fmt.Sprintf("%s names %q, which is not a task of the plan%s", what, ref, r.suggest(ref)))
+			return fmt.Sprintf("names %q, which is not a task of the plan%s", ref, r.suggest(ref))
 		case j == i:
-			r.add(i, code, field, fmt.Sprintf("%s names the task itself", what))
+			return "names the task itself"
 		case !up.reaches(i, j):
-			r.add(i, code, field, fmt.Sprintf("%s names %q, which is not upstream; add %q to depends_on", what, ref, ref))
+			return fmt.Sprintf("names %q, which is not upstream; add %q to depends_on", ref, ref)
 		}
+		return ""
 	}
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		for _, slot := range sortedKeys(t.Inputs) {
-			check(i, CodeInputNotUpstream, "inputs."+slot, "input "+strconv.Quote(slot), t.Inputs[slot].From)
+		var bad []string // slots with a bad reference, sorted for a stable report
+		for slot, in := range t.Inputs {
+			if why(i, in.From) != "" {
+				bad = append(bad, slot)
+			}
 		}
-		for _, ref := range resultRefs(t.Input, isTask) {
-			check(i, CodeTemplateNotUpstream, "input", "template "+t.Input[ref.start:ref.end], ref.task)
+		slices.Sort(bad)
+		for _, slot := range bad {
+			r.add(i, CodeInputNotUpstream, "inputs."+slot, fmt.Sprintf("input %q %s", slot, why(i, t.Inputs[slot].From)))
+		}
+		for ref := range resultRefs(t.Input, isTask) {
+			if msg := why(i, ref.task); msg != "" {
+				r.add(i, CodeTemplateNotUpstream, "input", "template "+t.Input[ref.start:ref.end]+" "+msg)
+			}
 		}
 	}
 }
@@ -187,15 +198,6 @@ func at(pos Position) string {
 		return ""
 	}
 	return " at line " + strconv.Itoa(pos.Line)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // report collects problems by task so that they come out grouped by task in
