@@ -46,6 +46,7 @@ func (f field) String() string { return taskKeys[f][0] }
 type alias struct {
 	field field
 	rank  int
+	key   string
 }
 
 // taskAliases maps every accepted task key to its field and priority.
@@ -53,7 +54,7 @@ var taskAliases = func() map[string]alias {
 	m := make(map[string]alias)
 	for f, keys := range taskKeys {
 		for rank, k := range keys {
-			m[k] = alias{field(f), rank}
+			m[k] = alias{field(f), rank, k}
 		}
 	}
 	return m

@@ -19,9 +19,8 @@ var planKeys = []string{"tasks", "steps", "workflow", "phases", "plan"}
 // that, the first well-formed object.
 func extract(src []byte) (node, error) {
 	if start, ok := arrayStart(src); ok {
-		if n, _, err := readTree(src, start); err == nil {
-			return n, nil
-		}
+		n, _, err := readTree(src, start)
+		return n, err
 	}
 	var (
 		first    *node
@@ -78,13 +77,18 @@ func opensObject(rest []byte) bool {
 }
 
 // arrayStart returns where a bare JSON array of tasks starts: at the start of
-// the text or of its first code fence. Arrays elsewhere in prose ("[1]") are
-// never taken for a plan.
+// the text or of its first code fence, and opening on a task object or a
+// string. Arrays elsewhere in prose, or like "[1]", are never taken for a
+// plan.
 func arrayStart(src []byte) (int, bool) {
 	at := func(off int) (int, bool) {
 		rest := bytes.TrimLeft(src[off:], " \t\r\n\ufeff")
 		start := len(src) - len(rest)
-		return start, len(rest) > 0 && rest[0] == '['
+		if len(rest) == 0 || rest[0] != '[' {
+			return 0, false
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		return start, len(rest) > 0 && (rest[0] == '{' || rest[0] == '"')
 	}
 	if start, ok := at(0); ok {
 		return start, true

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -22,7 +23,7 @@ func Parse(data []byte, opts ...Option) (*Plan, error) {
 	c := newConfig(opts)
 	if exceeds(len(data), c.limits.MaxPlanBytes) || len(data) > maxSource {
 		var ps problems
-		ps.add(CodePlanTooLarge, "", "", Position{}, fmt.Sprintf("the plan is %d bytes, over the limit of %d", len(data), c.limits.MaxPlanBytes))
+		ps.add(CodePlanTooLarge, "", "", Position{}, fmt.Sprintf("the plan is %d bytes, over the limit of %d", len(data), min(uint(c.limits.MaxPlanBytes), maxSource)))
 		return nil, ps.err()
 	}
 	p := &parser{src: &source{data: data}}
@@ -77,14 +78,26 @@ func (p *parser) unknown(taskID, key string, n node) {
 	p.out.Unknown = append(p.out.Unknown, UnknownKey{TaskID: taskID, Key: key, Pos: p.pos(n)})
 }
 
-// first returns the value of the first key of keys that obj has.
+// first returns the value of the first key of keys that obj has with a
+// value other than null, in one pass over obj.
 func first(obj node, keys []string) (node, bool) {
-	for _, k := range keys {
-		if v, ok := obj.get(k); ok && !v.isNull() {
-			return v, true
+	if obj.kind != '{' {
+		return node{}, false
+	}
+	best, found := len(keys), node{}
+	for _, r := range obj.t.recs[obj.first : obj.first+obj.count] {
+		if r.kind == 'n' {
+			continue
+		}
+		raw := obj.t.src[r.nameOff:r.name]
+		for i := range best {
+			if nameIs(raw, keys[i]) {
+				best, found = i, node{obj.t, r}
+				break
+			}
 		}
 	}
-	return node{}, false
+	return found, best < len(keys)
 }
 
 func (p *parser) plan(root node) *Plan {
@@ -154,7 +167,7 @@ func (p *parser) taskList(n node, inherit []string) {
 			p.element(el, name, inherit)
 		}
 	default:
-		p.problems.add(CodeInvalidField, "", "tasks", p.pos(n), "the task list must be an array, found "+n.kindName())
+		p.problems.add(CodeInvalidField, "", "tasks", p.pos(n), "the task list must be an array (or, for workflow, an object of named phases), found "+n.kindName())
 	}
 }
 
@@ -179,10 +192,16 @@ func (p *parser) element(el node, name string, inherit []string) {
 			if v, ok := first(el, taskKeys[fieldDependsOn]); ok {
 				deps = appendUnique(deps, p.stringList(v, "", "depends_on")...)
 			}
+			known := slices.Concat(phaseTaskKeys, phaseNameKeys, taskKeys[fieldDependsOn])
+			for k, v := range el.members() {
+				if !slices.Contains(known, k) {
+					p.unknown("", k, v)
+				}
+			}
 			p.phase(tasks, name, deps)
 			return
 		}
-		t := p.task(el, inherit)
+		t := p.task(el, name, inherit)
 		p.add(t, name)
 	default:
 		p.problems.add(CodeInvalidField, "", "tasks", p.pos(el), "a task must be an object or a string, found "+el.kindName())
@@ -263,7 +282,8 @@ func (p *parser) finish() {
 	}
 }
 
-func (p *parser) task(obj node, inherit []string) Task {
+// task reads a task object. name is its key in an object of named tasks.
+func (p *parser) task(obj node, name string, inherit []string) Task {
 	t := p.newTask(obj)
 	var (
 		vals  [numFields]node
@@ -278,10 +298,13 @@ func (p *parser) task(obj node, inherit []string) Task {
 		keys    [numFields]string
 		dropped []member // unknown keys, and aliases a stronger key shadows
 	)
-	for k, v := range obj.members() {
-		a, ok := taskAliases[k]
+	for raw, v := range obj.rawMembers() {
+		// Looking the raw name up spares a string per member.
+		a, ok := taskAliases[string(raw)]
+		k := a.key
 		switch {
 		case !ok:
+			k = intern(raw)
 			dropped = append(dropped, member{k, v})
 		case v.isNull():
 		case !set[a.field]:
@@ -297,12 +320,10 @@ func (p *parser) task(obj node, inherit []string) Task {
 	if set[fieldID] {
 		t.ID = p.id(vals[fieldID])
 	}
-	id := t.ID
-	if id == "" {
-		id = fmt.Sprintf("#%d", len(p.out.Tasks)+1)
-	}
+	// Problems name the task by the id it will have.
+	id := cmp.Or(t.ID, name, "task_"+strconv.Itoa(len(p.out.Tasks)+1))
 	for _, m := range dropped {
-		p.unknown(t.ID, m.key, m.val)
+		p.unknown(id, m.key, m.val)
 	}
 	t.DependsOn = slices.Clone(inherit)
 	for f := field(1); f < numFields; f++ {
@@ -417,7 +438,7 @@ func (p *parser) stringList(v node, taskID, fieldName string) []string {
 			p.problems.add(CodeInvalidField, taskID, fieldName, p.pos(e), fieldName+" must list names (strings or numbers), found "+e.kindName())
 			return
 		}
-		if s := strings.TrimSpace(p.names.intern(e)); s != "" {
+		if s := strings.TrimSpace(e.text()); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -431,10 +452,9 @@ func (p *parser) stringList(v node, taskID, fieldName string) []string {
 	if len(out) == 0 {
 		return nil
 	}
-	return appendUnique(out[:0:0], out...)
+	return appendUnique(out[:0], out...)
 }
 
-// enum normalises an enum value; ok is false when v is not a string.
 // enum looks a string value up among the names of an enum, first as written
 // (without allocating), then normalised.
 func enum[V any](v node, names map[string]V) (V, bool) {
@@ -514,10 +534,13 @@ func (p *parser) inputRef(v node) (InputRef, bool) {
 	switch v.kind {
 	case '{':
 		from, ok := first(v, inputFromKeys)
-		if !ok || (from.kind != '"' && from.kind != '0') || strings.TrimSpace(from.text()) == "" {
+		if !ok || (from.kind != '"' && from.kind != '0') {
 			return InputRef{}, false
 		}
 		ref := InputRef{From: strings.TrimSpace(from.text())}
+		if ref.From == "" {
+			return InputRef{}, false
+		}
 		if slot, ok := first(v, inputSlotKeys); ok {
 			if slot.kind != '"' {
 				return InputRef{}, false

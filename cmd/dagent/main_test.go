@@ -90,7 +90,7 @@ func TestInvalidPlans(t *testing.T) {
 		{
 			name:   "malformed JSON names line and column",
 			stdin:  "{\"tasks\": [\n  {\"id\": \"a\" \"input\": \"x\"}\n]}",
-			stderr: []string{`plan: invalid JSON at line 2, column 14: invalid character '"' after object value (expecting ',' or '}') [invalid_json]`},
+			stderr: []string{`plan: invalid JSON at line 2, column 14: invalid character '"' after object member; expected ',' or '}' [invalid_json]`},
 		},
 		{
 			name:   "empty plan",
