@@ -117,23 +117,21 @@ func (p *parser) plan(root node) *Plan {
 	if inner, ok := root.get("plan"); ok && inner.kind == '{' {
 		scopes = append(scopes, inner)
 	}
-	lookup := func(keys []string) (node, string, bool) {
+	lookup := func(keys []string) (node, bool) {
 		for _, s := range scopes {
-			for _, k := range keys {
-				if v, ok := s.get(k); ok && !v.isNull() {
-					return v, k, true
-				}
+			if v, ok := first(s, keys); ok {
+				return v, true
 			}
 		}
-		return node{}, "", false
+		return node{}, false
 	}
-	if v, k, ok := lookup(planMissionKeys); ok {
-		pl.Mission = p.text(v, "", k, false)
+	if v, ok := lookup(planMissionKeys); ok {
+		pl.Mission = p.text(v, "", "mission", false)
 	}
-	if v, k, ok := lookup(planAgentKeys); ok {
-		p.agents(v, k)
+	if v, ok := lookup(planAgentKeys); ok {
+		p.agents(v)
 	}
-	tasks, _, ok := lookup(planTaskKeys)
+	tasks, ok := lookup(planTaskKeys)
 	if !ok {
 		p.problems.add(CodeMissingTasks, "", "tasks", p.pos(root), "no task list: expected one of "+quoteList(planTaskKeys)+" (or the same under \"plan\")")
 	} else {
@@ -316,12 +314,12 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 			dropped = append(dropped, member{k, v})
 		}
 	}
-	// The id first: every other problem names the task.
+	// The id first: every problem names the task, by the id it will have.
+	fallback := cmp.Or(name, "task_"+strconv.Itoa(len(p.out.Tasks)+1))
 	if set[fieldID] {
-		t.ID = p.id(vals[fieldID])
+		t.ID = p.id(vals[fieldID], fallback)
 	}
-	// Problems name the task by the id it will have.
-	id := cmp.Or(t.ID, name, "task_"+strconv.Itoa(len(p.out.Tasks)+1))
+	id := cmp.Or(t.ID, fallback)
 	for _, m := range dropped {
 		p.unknown(id, m.key, m.val)
 	}
@@ -378,7 +376,12 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		}
 	case fieldCritical:
 		// Only an explicit false means false: a task is critical unless
-		// the plan clearly says it is not.
+		// the plan clearly says it is not. An object or a list is no
+		// answer at all.
+		if v.kind == '{' || v.kind == '[' {
+			p.problems.add(CodeInvalidField, id, name, p.pos(v), "critical must be true or false, found "+v.kindName())
+			return
+		}
 		t.Critical = !(v.kind == 'f' || v.kind == '"' && strings.EqualFold(strings.TrimSpace(v.text()), "false"))
 	case fieldTimeout:
 		if v.kind != '"' {
@@ -407,11 +410,11 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 }
 
 // id reads a task id: a string or a number, which becomes its text.
-func (p *parser) id(v node) string {
+func (p *parser) id(v node, fallback string) string {
 	if v.kind == '"' || v.kind == '0' {
 		return strings.TrimSpace(v.text())
 	}
-	p.problems.add(CodeInvalidField, "", "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
+	p.problems.add(CodeInvalidField, fallback, "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
 	return ""
 }
 
@@ -552,7 +555,8 @@ func (p *parser) inputRef(v node) (InputRef, bool) {
 	return InputRef{}, false
 }
 
-func (p *parser) agents(v node, key string) {
+func (p *parser) agents(v node) {
+	const key = "agents"
 	switch v.kind {
 	case '{':
 		for name, spec := range v.members() {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -220,7 +221,10 @@ func (r *report) add(i int, code Code, field, msg string) {
 		r.byTask = make(map[int][]*Problem)
 	}
 	t := &r.p.Tasks[i]
-	r.byTask[i] = append(r.byTask[i], &Problem{Code: code, TaskID: t.ID, Field: field, Message: msg, Pos: t.Pos})
+	// A task without an id is named by its position, so that its problems
+	// do not read as the plan's.
+	id := cmp.Or(t.ID, "#"+strconv.Itoa(i+1))
+	r.byTask[i] = append(r.byTask[i], &Problem{Code: code, TaskID: id, Field: field, Message: msg, Pos: t.Pos})
 }
 
 func (r *report) err() error {

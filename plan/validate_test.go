@@ -77,7 +77,7 @@ func TestValidate(t *testing.T) {
 		{
 			name: "empty id",
 			plan: vtPlan(vtTask("")),
-			want: []vtProblem{{plan.CodeInvalidID, "", "id", "the task has an empty id"}},
+			want: []vtProblem{{plan.CodeInvalidID, "#1", "id", "the task has an empty id"}},
 		},
 		{
 			name: "id with surrounding space",
