@@ -70,6 +70,7 @@ type parser struct {
 type shorthand struct {
 	task      int
 	slot, ref string
+	pos       Position
 }
 
 func (p *parser) pos(n node) Position { return p.src.pos(n.pos()) }
@@ -254,8 +255,14 @@ func (p *parser) finish() {
 		ids[t.ID] = true
 	}
 	for _, sh := range p.shorthands {
+		t := &tasks[sh.task]
 		from, path := splitRef(sh.ref, func(id string) bool { return ids[id] })
-		tasks[sh.task].Inputs[sh.slot] = InputRef{From: from, Slot: path}
+		if from == "" {
+			p.problems.add(CodeInvalidField, t.ID, "inputs."+sh.slot, sh.pos, fmt.Sprintf("input %q names no task: write \"TASK.PATH\"", sh.ref))
+			delete(t.Inputs, sh.slot)
+			continue
+		}
+		t.Inputs[sh.slot] = InputRef{From: from, Slot: path}
 	}
 	for i := range tasks {
 		t := &tasks[i]
@@ -515,7 +522,7 @@ func (p *parser) inputs(v node, id string) map[string]InputRef {
 				p.problems.add(CodeInvalidField, id, "inputs."+slot, p.pos(w), "an input must name a task: {\"from\": TASK, \"slot\": PATH} or \"TASK.PATH\"")
 				continue
 			}
-			p.shorthands = append(p.shorthands, shorthand{task: len(p.out.Tasks), slot: slot, ref: ref})
+			p.shorthands = append(p.shorthands, shorthand{task: len(p.out.Tasks), slot: slot, ref: ref, pos: p.pos(w)})
 			out[slot] = InputRef{From: ref}
 			continue
 		}

@@ -476,6 +476,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "one input is a number", src: `{"tasks": [{"id": "a", "inputs": {"q": 7}}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "inputs.q", at: `7}`,
 				msg: `an input must be {"from": TASK, "slot": PATH} or "TASK.PATH", found a number`}},
+		{name: "a shorthand input names no task", src: `{"tasks": [{"id": "a", "inputs": {"q": ".items"}}]}`,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "inputs.q", msg: `input ".items" names no task: write "TASK.PATH"`, at: `".items"`}},
 		{name: "one input is an empty shorthand", src: `{"tasks": [{"id": "a", "inputs": {"q": " "}}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "inputs.q", at: `" "`,
 				msg: `an input must name a task: {"from": TASK, "slot": PATH} or "TASK.PATH"`}},
