@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -43,8 +44,12 @@ func Parse(data []byte, opts ...Option) (*Plan, error) {
 }
 
 // UnmarshalJSON parses data with Parse, so a Plan embedded in other JSON
-// accepts the same shapes and gets the same defaults.
+// accepts the same shapes and gets the same defaults. JSON null leaves the
+// plan as it is, as encoding/json does for other types.
 func (p *Plan) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
 	q, err := Parse(data)
 	if err != nil {
 		return err
@@ -104,13 +109,10 @@ func first(obj node, keys []string) (node, bool) {
 func (p *parser) plan(root node) *Plan {
 	pl := &Plan{}
 	p.out = pl
+	// extract yields an object, or an array of tasks.
 	if root.kind == '[' {
 		p.taskList(root, nil)
 		p.finish()
-		return pl
-	}
-	if root.kind != '{' {
-		p.problems.add(CodeMissingTasks, "", "", p.pos(root), "the plan must be a JSON object, found "+root.kindName())
 		return pl
 	}
 	// An LLM may wrap everything in "plan"; keys outside it still count.
@@ -257,6 +259,7 @@ func (p *parser) finish() {
 	for _, sh := range p.shorthands {
 		t := &tasks[sh.task]
 		from, path := splitRef(sh.ref, func(id string) bool { return ids[id] })
+		from, path = strings.TrimSpace(from), strings.TrimSpace(path)
 		if from == "" {
 			p.problems.add(CodeInvalidField, t.ID, "inputs."+sh.slot, sh.pos, fmt.Sprintf("input %q names no task: write \"TASK.PATH\"", sh.ref))
 			delete(t.Inputs, sh.slot)
@@ -303,13 +306,16 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 		keys    [numFields]string
 		dropped []member // unknown keys, and aliases a stronger key shadows
 	)
-	for raw, v := range obj.rawMembers() {
-		// Looking the raw name up spares a string per member.
-		a, ok := taskAliases[string(raw)]
+	for quoted, v := range obj.rawMembers() {
+		// Looking the name up as written spares a string per member.
+		a, ok := taskAliases[string(quoted[1:len(quoted)-1])]
+		if !ok && bytes.IndexByte(quoted, '\\') >= 0 {
+			a, ok = taskAliases[unquote(quoted)]
+		}
 		k := a.key
 		switch {
 		case !ok:
-			k = intern(raw)
+			k = intern(quoted)
 			dropped = append(dropped, member{k, v})
 		case v.isNull():
 		case !set[a.field]:
@@ -496,11 +502,11 @@ func (p *parser) count(v node) (int, bool) {
 func (p *parser) show(v node) string {
 	switch v.kind {
 	case '"':
-		s := v.text()
+		s := []rune(v.text())
 		if len(s) > 40 {
-			s = s[:40] + "..."
+			return strconv.Quote(string(s[:40]) + "...")
 		}
-		return strconv.Quote(s)
+		return strconv.Quote(string(s))
 	case '0', 't', 'f', 'n':
 		return v.text()
 	}

@@ -101,11 +101,11 @@ func (n node) members() iter.Seq2[string, node] {
 }
 
 // rawMembers iterates over the names of an object, as they are written in
-// the source with their quotes stripped, and its values.
+// the source (quoted, escapes and all), and its values.
 func (n node) rawMembers() iter.Seq2[[]byte, node] {
 	return func(yield func([]byte, node) bool) {
 		for _, r := range n.t.recs[n.first : n.first+n.count] {
-			if !yield(n.t.src[r.nameOff+1:r.name-1], node{n.t, r}) {
+			if !yield(n.t.src[r.nameOff:r.name], node{n.t, r}) {
 				return
 			}
 		}
