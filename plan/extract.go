@@ -18,8 +18,9 @@ var planKeys = []string{"tasks", "steps", "workflow", "phases", "plan"}
 // candidate is reported (it is most likely the plan, broken), and failing
 // that, the first well-formed object.
 func extract(src []byte) (node, error) {
+	s := newScanner(src)
 	if start, ok := arrayStart(src); ok {
-		n, _, err := readTree(src, start)
+		n, _, err := s.read(start)
 		return n, err
 	}
 	var (
@@ -36,7 +37,7 @@ func extract(src []byte) (node, error) {
 			i++
 			continue
 		}
-		n, end, err := readTree(src, i)
+		n, end, err := s.read(i)
 		if err != nil {
 			se := err.(*syntaxError)
 			if firstErr == nil {

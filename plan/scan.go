@@ -21,25 +21,18 @@ type syntaxError struct {
 func (e *syntaxError) Error() string { return e.msg }
 
 // readTree reads one JSON value starting at src[start] and returns it with the
-// offset just past it. The grammar is RFC 8259's, with RFC 7493's
-// restrictions (valid UTF-8, unique member names) and one leniency: a
-// trailing comma in an object or an array is accepted.
-//
-// dagent scans JSON itself rather than through a token API because the
-// tree it builds needs nothing but offsets: one pass, one pointer-free
-// allocation, which keeps a 10,000-task plan well inside its time budget.
+// offset just past it. See scanner.read.
 func readTree(src []byte, start int) (node, int, error) {
-	s := &scanner{src: src, pos: start}
-	// About one value per 12 bytes of JSON, so the arena rarely grows.
-	s.t.src = src
-	s.t.recs = make([]rec, 0, (len(src)-start)/12+1)
-	root, err := s.value(0)
-	if err != nil {
-		return node{}, 0, err
-	}
-	return node{&s.t, root}, s.pos, nil
+	return newScanner(src).read(start)
 }
 
+// scanner reads JSON values out of one source into one tree. The grammar is
+// RFC 8259's, with RFC 7493's restrictions (valid UTF-8, unique member names)
+// and one leniency: a trailing comma in an object or an array is accepted.
+//
+// dagent scans JSON itself rather than through a token API because the tree
+// it builds needs nothing but offsets: one pass, one pointer-free
+// allocation, which keeps a 10,000-task plan well inside its time budget.
 type scanner struct {
 	t   tree
 	src []byte
@@ -47,6 +40,31 @@ type scanner struct {
 	// Children gather here and move to the arena together when their
 	// container ends, so that siblings are adjacent.
 	stack []rec
+}
+
+func newScanner(src []byte) *scanner {
+	s := &scanner{src: src}
+	// Every value but the last of a container is followed by a comma, so
+	// commas plus containers is about the number of values: the arena is
+	// allocated once, and prose with few commas costs little.
+	est := bytes.Count(src, []byte{','}) + bytes.Count(src, []byte{'{'}) + 1
+	s.t = tree{src: src, recs: make([]rec, 0, est)}
+	return s
+}
+
+// read reads the value starting at src[start] and returns it with the offset
+// just past it. Values read earlier stay valid; a value that fails to read
+// leaves nothing behind, so trying every candidate of a long text costs no
+// more than reading it once.
+func (s *scanner) read(start int) (node, int, error) {
+	base := len(s.t.recs)
+	s.pos, s.stack = start, s.stack[:0]
+	root, err := s.value(0)
+	if err != nil {
+		s.t.recs = s.t.recs[:base]
+		return node{}, 0, err
+	}
+	return node{&s.t, root}, s.pos, nil
 }
 
 func (s *scanner) fail(format string, args ...any) error {
