@@ -1,7 +1,9 @@
 package plan_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/dagent-dev/dagent/plan"
@@ -108,4 +110,84 @@ func ExampleDAG_Phases() {
 	// phase 0: fetch_sales, fetch_costs
 	// phase 1: margins, chart
 	// phase 2: report
+}
+
+// Canonical writes the plan as `dagent fmt` prints it: aliases resolved,
+// every default filled in, keys in a stable order.
+func ExamplePlan_Canonical() {
+	p, err := plan.Parse([]byte(`{"steps": [{"name": "fetch", "query": "Find X", "retries": 1, "timeout": "90 seconds"}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := p.Canonical()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(out))
+	// Output:
+	// {
+	//   "tasks": [
+	//     {
+	//       "id": "fetch",
+	//       "agent": "default",
+	//       "input": "Find X",
+	//       "depends_on": [],
+	//       "type": "task",
+	//       "on_failure": "stop",
+	//       "max_retries": 1,
+	//       "critical": true,
+	//       "timeout": "1m30s",
+	//       "on_verification_failure": "retry"
+	//     }
+	//   ]
+	// }
+}
+
+// Render draws the DAG; here as a Mermaid flowchart, a synthesis gate as a
+// hexagon.
+func ExampleDAG_Render() {
+	p, err := plan.Parse([]byte(`{"tasks": [
+  {"id": "search", "input": "Search"},
+  {"id": "read", "input": "Read"},
+  {"id": "merge", "type": "gate", "depends_on": ["search", "read"]}
+]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := p.DAG()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := d.Render(os.Stdout, plan.Mermaid); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// flowchart TD
+	//     t0["search"]
+	//     t1["read"]
+	//     t2{{"merge"}}
+	//     t0 --> t2
+	//     t1 --> t2
+}
+
+// Schema is the JSON Schema of the canonical plan, the structured-output
+// format to give an LLM that writes plans.
+func ExampleSchema() {
+	var schema struct {
+		Schema   string   `json:"$schema"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(plan.Schema(), &schema); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(schema.Schema)
+	fmt.Println("required:", schema.Required)
+	// Output:
+	// https://json-schema.org/draft/2020-12/schema
+	// required: [tasks]
 }
