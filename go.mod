@@ -3,6 +3,7 @@ module github.com/dagent-dev/dagent
 go 1.26
 
 require (
+	github.com/expr-lang/expr v1.17.8
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1

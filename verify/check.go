@@ -1,0 +1,143 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severity says how bad a diagnostic is.
+type Severity string
+
+// Severities of diagnostics.
+const (
+	// SeverityError: the predicate does not compile.
+	SeverityError Severity = "error"
+	// SeverityWarning: the predicate compiles but can never pass.
+	SeverityWarning Severity = "warning"
+)
+
+// Diagnostic is one finding of Check.
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	Pos      Pos      `json:"pos"`
+	Message  string   `json:"message"`
+}
+
+func (d Diagnostic) String() string { return fmt.Sprintf("%s: %s: %s", d.Pos, d.Severity, d.Message) }
+
+// Check compiles src and reports what is wrong with it without running it:
+// the compile error, or warnings for a predicate that can never pass — one
+// that is the literal false, or whose value can never be a boolean: only
+// true passes, so a predicate that returns a number, a collection, nil or
+// only diagnosis strings always fails.
+func Check(src string) []Diagnostic {
+	p, err := Compile(src)
+	if err != nil {
+		var ce *CompileError
+		if errors.As(err, &ce) {
+			return []Diagnostic{{Severity: SeverityError, Pos: ce.Pos, Message: ce.Msg}}
+		}
+		return []Diagnostic{{Severity: SeverityError, Pos: Pos{Line: 1, Column: 1}, Message: err.Error()}}
+	}
+	start := Pos{Line: 1, Column: 1}
+	if len(p.spans) > 0 {
+		top := p.spans[len(p.spans)-1].form
+		start = position(src, top.pos)
+		if top.kind == kBool && !top.b {
+			return []Diagnostic{{Severity: SeverityWarning, Pos: start, Message: "never passes: the predicate is the constant false"}}
+		}
+	}
+	switch {
+	case p.typ&(tBool|tStr) == 0:
+		return []Diagnostic{{Severity: SeverityWarning, Pos: start, Message: fmt.Sprintf(
+			"never passes: the predicate always returns %s, but it must return true, false or a diagnosis string", p.typ)}}
+	case p.typ&tBool == 0:
+		// Only true passes: (when bad "diagnosis") fails even when all is
+		// well, with nil.
+		return []Diagnostic{{Severity: SeverityWarning, Pos: start, Message: fmt.Sprintf(
+			"never passes: the predicate always returns %s, never true; only true passes, e.g. (if ok true \"diagnosis\")", p.typ)}}
+	}
+	return nil
+}
+
+// String names the kinds of values a vtype holds, for messages.
+func (t vtype) String() string {
+	names := []struct {
+		t    vtype
+		name string
+	}{{tNil, "nil"}, {tBool, "a boolean"}, {tNum, "a number"}, {tStr, "a string"}, {tKw, "a keyword"}, {tVec, "a vector"}, {tMap, "a map"}}
+	var out []string
+	for _, n := range names {
+		if t&n.t != 0 {
+			out = append(out, n.name)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return "nothing"
+	case 1:
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+}
+
+// suggestSymbol guesses what an unknown symbol meant.
+func suggestSymbol(name string) string {
+	if strings.HasPrefix(name, "data") || slices.Contains([]string{"input", "result", "depends", "results"}, name) {
+		return "; the data is data/input, data/result and data/depends"
+	}
+	return ""
+}
+
+// suggestFunction names the builtin closest to an unknown function name.
+func suggestFunction(name string) string {
+	// A name is a likely misspelling of another within a third of its
+	// length; farther ones ("inc" and "and") are different words.
+	best, dist := "", max(1, len(name)/3)+1
+	for b := range builtins {
+		if d := editDistance(name, b); d < dist || d == dist && b < best {
+			best, dist = b, d
+		}
+	}
+	for b := range specialForms {
+		if d := editDistance(name, b); d < dist || d == dist && b < best {
+			best, dist = b, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s)", best)
+}
+
+// editDistance is Levenshtein's distance with transpositions of adjacent
+// letters counting as one edit (cuont is one edit from count), capped:
+// names over 40 bytes are not compared.
+func editDistance(a, b string) int {
+	if len(a) > 40 || len(b) > 40 {
+		return 99
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
