@@ -4,12 +4,13 @@
 //
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
+//	dagent verify PREDICATE         evaluate a verification predicate on sample data
 //	dagent schema                   print the JSON Schema of the canonical plan
 //	dagent version                  print the version
 //
 // PLAN is a path, or - for standard input. Exit codes: 0 success, 1 the plan
-// is invalid (every problem on standard error, one per line), 2 usage or I/O
-// error.
+// is invalid (every problem on standard error, one per line) or the
+// predicate failed, 2 usage or I/O error.
 package main
 
 import (
@@ -37,9 +38,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	var code exitCode
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &code):
+		return int(code)
 	case errors.Is(err, plan.ErrInvalid):
 		// The problems themselves are already on stderr.
 		return exitInvalid

@@ -144,7 +144,7 @@ func TestUsageAndIOErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"fmt", "--help"}, {"graph", "--help"}, {"schema", "--help"}, {"version", "--help"}, {"help", "graph"}} {
+	for _, args := range [][]string{{"--help"}, {"fmt", "--help"}, {"graph", "--help"}, {"verify", "--help"}, {"schema", "--help"}, {"version", "--help"}, {"help", "graph"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, stdout, stderr := dagent(t, "", args...)
 			assert.Equal(t, exitOK, code)
@@ -167,4 +167,42 @@ func TestVersion(t *testing.T) {
 	code, stdout, stderr := dagent(t, "", "version")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `^dagent \S+ go1\.\d+`, stdout)
+}
+
+func TestVerify(t *testing.T) {
+	const items = `(if (> (count (get data/result "items")) 1) true (str "expected 2+ items, got " (count (get data/result "items"))))`
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"passes", "", []string{items, "--result", `{"items": [1, 2]}`}, exitOK, "passed\n", ""},
+		{"fails with the diagnosis", "", []string{items, "--result", `{"items": [1]}`}, exitInvalid, "failed: expected 2+ items, got 1\n", ""},
+		{"false quotes the predicate", "", []string{"(nil? data/result)", "--result", "1"}, exitInvalid, "failed: predicate returned false: (nil? data/result)\n", ""},
+		{"input that is not JSON is a string", "", []string{`(= data/input "hello world")`, "--input", "hello world"}, exitOK, "passed\n", ""},
+		{"depends", "", []string{`(= (count data/result) (count (get-in data/depends ["fetch" "items"])))`, "--result", `[1, 2]`, "--depends", `{"fetch": {"items": ["a", "b"]}}`}, exitOK, "passed\n", ""},
+		{"integers stay integers", "", []string{`(int? (get data/result "n"))`, "--result", `{"n": 9007199254740993}`}, exitOK, "passed\n", ""},
+		{"predicate from stdin", `(string? data/result)`, []string{"-", "--result", "text"}, exitOK, "passed\n", ""},
+		{"json passes", "", []string{"--format", "json", items, "--result", `{"items": [1, 2]}`}, exitOK, `{"passed":true}` + "\n", ""},
+		{"json fails", "", []string{"-f", "json", items, "--result", `{"items": []}`}, exitInvalid, `{"passed":false,"diagnosis":"expected 2+ items, got 0"}` + "\n", ""},
+		{"json runtime error", "", []string{"-f", "json", "(> data/result 0)"}, exitUsage, `{"error":"1:1: (> data/result 0): cannot compare nil with the number 0"}` + "\n", ""},
+		{"compile error with caret", "", []string{"(> (count data/result) 0"}, exitUsage, "", "dagent: 1:1: unclosed \"(\": expected ')' before the end of the predicate\n  (> (count data/result) 0\n  ^\n"},
+		{"unknown function", "", []string{"(frobnicate data/result)"}, exitUsage, "", "dagent: 1:2: unknown function frobnicate\n  (frobnicate data/result)\n   ^\n"},
+		{"depends is not an object", "", []string{"true", "--depends", "[1]"}, exitUsage, "", "dagent: --depends must be a JSON object of results by task id, e.g. '{\"fetch\": {\"items\": []}}'\n"},
+		{"bad format", "", []string{"true", "--format", "yaml"}, exitUsage, "", "dagent: unknown format \"yaml\": use text or json\n"},
+		{"no predicate", "", nil, exitUsage, "", "dagent: accepts 1 arg(s), received 0\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := dagent(t, tt.stdin, append([]string{"verify"}, tt.args...)...)
+			assert.Equal(t, tt.code, code, "stdout %q, stderr %q", stdout, stderr)
+			if tt.stdout != "" || tt.code == exitOK {
+				assert.Equal(t, tt.stdout, stdout)
+			}
+			assert.Equal(t, tt.stderr, stderr)
+		})
+	}
 }

@@ -15,8 +15,8 @@ plus dependencies as JSON. It parses them leniently, validates them into a
 DAG and runs them in parallel phases.
 
 A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
-1 the plan is invalid (every problem on standard error, one per line),
-2 usage or I/O error.`,
+1 the checked thing failed (the plan is invalid, with every problem on
+standard error one per line; the predicate failed), 2 usage or I/O error.`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -24,6 +24,6 @@ A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newFmt(), newGraph(), newSchema(), newVersion())
+	root.AddCommand(newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
 	return root
 }
