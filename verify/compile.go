@@ -464,6 +464,18 @@ func (c *compiler) emitCall(f form, b *builtin) (vtype, error) {
 	return b.ret, nil
 }
 
+// hofs are the higher-order functions that map onto an expr builtin
+// directly; test says whether the function's result is read as a truth.
+var hofs = map[string]struct {
+	builtin string
+	test    bool
+	ret     vtype
+}{
+	"every?": {"all", true, tBool},
+	"filter": {"filter", true, tVec},
+	"map":    {"map", false, tVec},
+}
+
 // emitHOF writes every?, some, filter and map as expr's all, find, filter
 // and map over f_seq, with the function inlined as a closure.
 func (c *compiler) emitHOF(f form, name string, args []form) (vtype, error) {
@@ -477,28 +489,13 @@ func (c *compiler) emitHOF(f form, name string, args []form) (vtype, error) {
 		return nil
 	}
 	var err error
-	switch name {
-	case "every?":
-		c.w("all(")
+	if h, ok := hofs[name]; ok {
+		c.w(h.builtin, "(")
 		if err = seq(); err == nil {
-			err = c.closure(fn, name, true)
+			err = c.closure(fn, name, h.test)
 		}
 		c.w(")")
-		return tBool, err
-	case "filter":
-		c.w("filter(")
-		if err = seq(); err == nil {
-			err = c.closure(fn, name, true)
-		}
-		c.w(")")
-		return tVec, err
-	case "map":
-		c.w("map(")
-		if err = seq(); err == nil {
-			err = c.closure(fn, name, false)
-		}
-		c.w(")")
-		return tVec, err
+		return h.ret, err
 	}
 	// some returns the first truthy result of the function, not a bool.
 	c.w("find(map(")

@@ -21,8 +21,9 @@ func init() {
 	}
 }
 
-// ternary writes (test ? then : else) with an optional else, which is nil.
-func (c *compiler) ternary(test form, then form, els *form) (vtype, error) {
+// ternary writes (test ? then : else). els writes the else branch; nil
+// means nil.
+func (c *compiler) ternary(test, then form, els func() (vtype, error)) (vtype, error) {
 	c.w("(")
 	if err := c.cond(test); err != nil {
 		return 0, err
@@ -35,7 +36,7 @@ func (c *compiler) ternary(test form, then form, els *form) (vtype, error) {
 	c.w(" : ")
 	t2 := tNil
 	if els != nil {
-		if t2, err = c.emit(*els); err != nil {
+		if t2, err = els(); err != nil {
 			return 0, err
 		}
 	} else {
@@ -50,7 +51,7 @@ func emitIf(c *compiler, f form, args []form) (vtype, error) {
 		return 0, err
 	}
 	if len(args) == 3 {
-		return c.ternary(args[0], args[1], &args[2])
+		return c.ternary(args[0], args[1], func() (vtype, error) { return c.emit(args[2]) })
 	}
 	return c.ternary(args[0], args[1], nil)
 }
@@ -105,19 +106,7 @@ func emitCond(c *compiler, f form, args []form) (vtype, error) {
 		return c.emit(then)
 	}
 	rest := form{kind: kList, pos: f.pos, end: f.end, items: append([]form{f.items[0]}, args[2:]...)}
-	c.w("(")
-	if err := c.cond(test); err != nil {
-		return 0, err
-	}
-	c.w(" ? ")
-	t1, err := c.emit(then)
-	if err != nil {
-		return 0, err
-	}
-	c.w(" : ")
-	t2, err := emitCond(c, rest, args[2:])
-	c.w(")")
-	return t1 | t2, err
+	return c.ternary(test, then, func() (vtype, error) { return emitCond(c, rest, args[2:]) })
 }
 
 // emitLet writes (let [a 1 b 2] body) as expr's (let v1 = 1; let v2 = 2;
