@@ -49,16 +49,34 @@ type alias struct {
 	key   string
 }
 
-// taskAliases maps every accepted task key to its field and priority.
-var taskAliases = func() map[string]alias {
-	m := make(map[string]alias)
+// taskAliasesByLen holds every accepted task key with its field and
+// priority, by the key's length: every task has a dozen keys, and a short
+// scan of equal-length keys is cheaper than hashing each.
+var taskAliasesByLen = func() [][]alias {
+	var byLen [][]alias
 	for f, keys := range taskKeys {
 		for rank, k := range keys {
-			m[k] = alias{field(f), rank, k}
+			for len(byLen) <= len(k) {
+				byLen = append(byLen, nil)
+			}
+			byLen[len(k)] = append(byLen[len(k)], alias{field(f), rank, k})
 		}
 	}
-	return m
+	return byLen
 }()
+
+// taskAlias looks up a task key.
+func taskAlias(name []byte) (alias, bool) {
+	if len(name) >= len(taskAliasesByLen) {
+		return alias{}, false
+	}
+	for _, a := range taskAliasesByLen[len(name)] {
+		if a.key == string(name) {
+			return a, true
+		}
+	}
+	return alias{}, false
+}
 
 // Keys of phase objects, agents and the plan itself. The first key of each
 // list is canonical; earlier keys win.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Parse reads a plan the way LLMs write it and returns its canonical form
@@ -70,6 +71,11 @@ type parser struct {
 	// shorthands are "TASK.PATH" inputs, split once every id is known.
 	shorthands []shorthand
 	names      interner
+	// timeout is the last timeout read, as written and as a duration.
+	timeout struct {
+		raw []byte
+		d   time.Duration
+	}
 }
 
 type shorthand struct {
@@ -308,9 +314,9 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 	)
 	for quoted, v := range obj.rawMembers() {
 		// Looking the name up as written spares a string per member.
-		a, ok := taskAliases[string(quoted[1:len(quoted)-1])]
+		a, ok := taskAlias(quoted[1 : len(quoted)-1])
 		if !ok && bytes.IndexByte(quoted, '\\') >= 0 {
-			a, ok = taskAliases[unquote(quoted)]
+			a, ok = taskAlias([]byte(unquote(quoted)))
 		}
 		k := a.key
 		switch {
@@ -328,11 +334,14 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 		}
 	}
 	// The id first: every problem names the task, by the id it will have.
-	fallback := cmp.Or(name, "task_"+strconv.Itoa(len(p.out.Tasks)+1))
+	fallback := func() string { return cmp.Or(name, "task_"+strconv.Itoa(len(p.out.Tasks)+1)) }
 	if set[fieldID] {
 		t.ID = p.id(vals[fieldID], fallback)
 	}
-	id := cmp.Or(t.ID, fallback)
+	id := t.ID
+	if id == "" {
+		id = fallback()
+	}
 	for _, m := range dropped {
 		p.unknown(id, m.key, m.val)
 	}
@@ -401,12 +410,16 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), fmt.Sprintf("timeout must be a duration with a unit such as \"30s\" or \"2m\", found %s", p.show(v)))
 			return
 		}
-		d, err := parseDuration(v.text())
-		if err != nil {
-			p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), err.Error())
-			return
+		// Plans repeat one timeout on many tasks: read it once.
+		if raw := v.raw(); p.timeout.raw == nil || !bytes.Equal(raw, p.timeout.raw) {
+			d, err := parseDuration(v.text())
+			if err != nil {
+				p.problems.add(CodeInvalidTimeout, id, name, p.pos(v), err.Error())
+				return
+			}
+			p.timeout.raw, p.timeout.d = raw, d
 		}
-		t.Timeout = d
+		t.Timeout = p.timeout.d
 	case fieldVerification:
 		t.Verification = strings.TrimSpace(p.text(v, id, name, false))
 	case fieldInputs:
@@ -423,11 +436,11 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 }
 
 // id reads a task id: a string or a number, which becomes its text.
-func (p *parser) id(v node, fallback string) string {
+func (p *parser) id(v node, fallback func() string) string {
 	if v.kind == '"' || v.kind == '0' {
 		return strings.TrimSpace(v.text())
 	}
-	p.problems.add(CodeInvalidField, fallback, "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
+	p.problems.add(CodeInvalidField, fallback(), "id", p.pos(v), "a task id must be a string or a number, found "+v.kindName())
 	return ""
 }
 

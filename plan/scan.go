@@ -222,11 +222,15 @@ func (s *scanner) uniqueNames(members []rec) error {
 	// Small objects without escapes, nearly all of them, compare in place;
 	// names of different lengths cannot be equal.
 	if !escaped && len(members) <= 16 {
-		for i := 1; i < len(members); i++ {
-			a := members[i]
-			for _, b := range members[:i] {
-				if a.name-a.nameOff == b.name-b.nameOff && bytes.Equal(raw(a), raw(b)) {
-					return dup(a)
+		// A signature of length and first and last letters tells nearly
+		// every pair apart without comparing the names.
+		var sigs [16]uint32
+		for i, m := range members {
+			n := raw(m)
+			sigs[i] = uint32(len(n))<<16 | uint32(n[1])<<8 | uint32(n[len(n)-2])
+			for j, sig := range sigs[:i] {
+				if sig == sigs[i] && bytes.Equal(n, raw(members[j])) {
+					return dup(m)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"iter"
 	"math"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -192,10 +193,7 @@ func (s *source) pos(off int) Position {
 // an allocation per key per task.
 var commonKeys = func() map[string]string {
 	m := make(map[string]string)
-	for k := range taskAliases {
-		m[k] = k
-	}
-	for _, list := range [][]string{phaseNameKeys, phaseTaskKeys, planTaskKeys, planAgentKeys, planMissionKeys, agentPromptKeys, agentToolKeys, inputFromKeys, inputSlotKeys, {"plan", "model"}} {
+	for _, list := range slices.Concat(taskKeys[:], [][]string{phaseNameKeys, phaseTaskKeys, planTaskKeys, planAgentKeys, planMissionKeys, agentPromptKeys, agentToolKeys, inputFromKeys, inputSlotKeys, {"plan", "model"}}) {
 		for _, k := range list {
 			m[k] = k
 		}
