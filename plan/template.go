@@ -10,7 +10,6 @@ import (
 type resultRef struct {
 	start, end int    // byte range of the whole template in the input
 	task       string // the task it names; empty when it names none
-	path       string // dotted path into that task's result
 }
 
 // resultRefs iterates over the {{results...}} templates in s; other {{...}}
@@ -36,7 +35,7 @@ func resultRefs(s string, isTask func(string) bool) iter.Seq[resultRef] {
 				continue
 			}
 			ref := resultRef{start: start, end: end}
-			ref.task, ref.path = splitRef(strings.TrimPrefix(rest, "."), isTask)
+			ref.task, _ = splitRef(strings.TrimPrefix(rest, "."), isTask)
 			if !yield(ref) {
 				return
 			}
