@@ -48,6 +48,7 @@ type Option func(*config)
 type config struct {
 	limits  Limits
 	workers map[string]bool
+	outputs map[string][]string // worker → declared output slots
 }
 
 func newConfig(opts []Option) config {
@@ -74,5 +75,19 @@ func WithWorkers(names ...string) Option {
 		for _, n := range names {
 			c.workers[n] = true
 		}
+	}
+}
+
+// WithWorkerOutputs names a registry worker and the output slots it
+// declares. Validate then checks that inputs wired from a task run by that
+// worker read a declared slot: the first segment of the slot's path must be
+// one of slots. Workers named only by WithWorkers are not checked.
+func WithWorkerOutputs(worker string, slots ...string) Option {
+	return func(c *config) {
+		WithWorkers(worker)(c)
+		if c.outputs == nil {
+			c.outputs = make(map[string][]string)
+		}
+		c.outputs[worker] = slots
 	}
 }

@@ -65,6 +65,12 @@ const (
 	CodeInputTooLarge Code = "input_too_large"
 	// CodeTooManyRetries: max_retries exceeds Limits.MaxRetries.
 	CodeTooManyRetries Code = "too_many_retries"
+	// CodeUndeclaredSlot: inputs wires a slot the upstream task's worker
+	// does not declare among its outputs.
+	CodeUndeclaredSlot Code = "undeclared_slot"
+	// CodeAgentIsWorker: the plan defines an agent with the name of a
+	// registry worker; a plan can name workers, never redefine one.
+	CodeAgentIsWorker Code = "agent_is_worker"
 )
 
 // Problem is one thing wrong with a plan.

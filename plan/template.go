@@ -5,18 +5,23 @@ import (
 	"strings"
 )
 
-// resultRef is a {{results.ID}} or {{results.ID.path}} template in a task's
+// ResultRef is a {{results.ID}} or {{results.ID.path}} template in a task's
 // input: the output of an upstream task, or one value of it.
-type resultRef struct {
-	start, end int    // byte range of the whole template in the input
-	task       string // the task it names; empty when it names none
+type ResultRef struct {
+	// Start and End are the byte range of the whole template in the input.
+	Start, End int
+	// Task is the id of the task it names; empty when it names none.
+	Task string
+	// Path is the dotted path into the task's output; empty for the whole
+	// output.
+	Path string
 }
 
-// resultRefs iterates over the {{results...}} templates in s; other {{...}}
+// ResultRefs iterates over the {{results...}} templates in s; other {{...}}
 // text is left alone. Ids may contain dots ("1.2"), so the longest prefix of
 // the reference that isTask accepts is the task; the rest is the path.
-func resultRefs(s string, isTask func(string) bool) iter.Seq[resultRef] {
-	return func(yield func(resultRef) bool) {
+func ResultRefs(s string, isTask func(string) bool) iter.Seq[ResultRef] {
+	return func(yield func(ResultRef) bool) {
 		for off := 0; ; {
 			i := strings.Index(s[off:], "{{")
 			if i < 0 {
@@ -34,8 +39,8 @@ func resultRefs(s string, isTask func(string) bool) iter.Seq[resultRef] {
 			if !ok || rest != "" && rest[0] != '.' {
 				continue
 			}
-			ref := resultRef{start: start, end: end}
-			ref.task, _ = splitRef(strings.TrimPrefix(rest, "."), isTask)
+			ref := ResultRef{Start: start, End: end}
+			ref.Task, ref.Path = splitRef(strings.TrimPrefix(rest, "."), isTask)
 			if !yield(ref) {
 				return
 			}

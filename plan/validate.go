@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +17,8 @@ import (
 // Problems come grouped by task, in source order.
 //
 // An agent is known when the plan defines it, when it is DefaultAgent, or
-// when WithWorkers names it.
+// when WithWorkers names it; the plan must not define an agent with a
+// worker's name. With WithWorkerOutputs, inputs must read declared slots.
 func (p *Plan) Validate(opts ...Option) error {
 	c := newConfig(opts)
 	r := newReport(p)
@@ -27,11 +29,16 @@ func (p *Plan) Validate(opts ...Option) error {
 	if exceeds(len(p.Tasks), c.limits.MaxTasks) {
 		r.add(-1, CodeTooManyTasks, "tasks", fmt.Sprintf("the plan has %d tasks, over the limit of %d", len(p.Tasks), c.limits.MaxTasks))
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.Agents)) {
+		if c.workers[name] {
+			r.add(-1, CodeAgentIsWorker, "agents."+name, fmt.Sprintf("agent %q is defined by the plan and is also a registry worker; rename the plan's agent", name))
+		}
+	}
 	s := analyze(p, r)
 	for i := range p.Tasks {
 		validateTask(p, i, c, r)
 	}
-	checkUpstream(p, s, r)
+	checkUpstream(p, s, c, r)
 	return r.err()
 }
 
@@ -128,7 +135,7 @@ func analyze(p *Plan, r *report) *structure {
 // checkUpstream checks that inputs and {{results.ID}} templates name tasks
 // that are upstream: reachable through depends_on, so their results exist
 // when the task runs.
-func checkUpstream(p *Plan, s *structure, r *report) {
+func checkUpstream(p *Plan, s *structure, c config, r *report) {
 	up := newUpstream(s.deps)
 	isTask := func(id string) bool { _, ok := s.index[id]; return ok }
 	// why says what is wrong with a reference from task i to ref, or "".
@@ -158,11 +165,39 @@ func checkUpstream(p *Plan, s *structure, r *report) {
 		for _, slot := range bad {
 			r.add(i, CodeInputNotUpstream, "inputs."+slot, fmt.Sprintf("input %q %s", slot, why(i, t.Inputs[slot].From)))
 		}
-		for ref := range resultRefs(t.Input, isTask) {
-			if msg := why(i, ref.task); msg != "" {
-				r.add(i, CodeTemplateNotUpstream, "input", "template "+t.Input[ref.start:ref.end]+" "+msg)
+		checkSlots(p, s, c, r, i)
+		for ref := range ResultRefs(t.Input, isTask) {
+			if msg := why(i, ref.Task); msg != "" {
+				r.add(i, CodeTemplateNotUpstream, "input", "template "+t.Input[ref.Start:ref.End]+" "+msg)
 			}
 		}
+	}
+}
+
+// checkSlots checks that the inputs of task i read slots their upstream
+// workers declare, for the workers WithWorkerOutputs describes.
+func checkSlots(p *Plan, s *structure, c config, r *report, i int) {
+	t := &p.Tasks[i]
+	if len(t.Inputs) == 0 || len(c.outputs) == 0 {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Inputs)) {
+		in := t.Inputs[name]
+		j, ok := s.index[in.From]
+		if !ok || in.Slot == "" {
+			continue
+		}
+		worker := p.Tasks[j].Agent
+		declared, described := c.outputs[worker]
+		slot, _, _ := strings.Cut(in.Slot, ".")
+		if !described || slices.Contains(declared, slot) {
+			continue
+		}
+		have := "declares no output slots"
+		if len(declared) > 0 {
+			have = "declares " + strings.Join(declared, ", ")
+		}
+		r.add(i, CodeUndeclaredSlot, "inputs."+name, fmt.Sprintf("input %q reads slot %q of %q, but worker %q %s", name, slot, in.From, worker, have))
 	}
 }
 

@@ -210,6 +210,69 @@ func TestValidate(t *testing.T) {
 			want: []vtProblem{{plan.CodeUnknownAgent, "a", "agent", `the task names no agent; use "default" or an agent of the plan`}},
 		},
 
+		// agent_is_worker
+		{
+			name: "a plan agent with a worker's name",
+			plan: &plan.Plan{
+				Agents: map[string]plan.Agent{"writer": {Prompt: "You write."}, "coder": {Prompt: "You code."}},
+				Tasks:  []plan.Task{vtWith(vtTask("a"), func(t *plan.Task) { t.Agent = "writer" })},
+			},
+			opts: []plan.Option{plan.WithWorkers("writer", "coder")},
+			want: []vtProblem{
+				{plan.CodeAgentIsWorker, "", "agents.coder", `agent "coder" is defined by the plan and is also a registry worker; rename the plan's agent`},
+				{plan.CodeAgentIsWorker, "", "agents.writer", `agent "writer" is defined by the plan and is also a registry worker; rename the plan's agent`},
+			},
+		},
+
+		// undeclared_slot
+		{
+			name: "a declared slot, a path under it and the whole output",
+			plan: vtPlan(
+				vtWith(vtTask("fetch"), func(t *plan.Task) { t.Agent = "search" }),
+				vtWith(vtTask("use", "fetch"), func(t *plan.Task) {
+					t.Inputs = map[string]plan.InputRef{
+						"q":   {From: "fetch", Slot: "query"},
+						"top": {From: "fetch", Slot: "items.0.title"},
+						"all": {From: "fetch"},
+					}
+				})),
+			opts: []plan.Option{plan.WithWorkerOutputs("search", "query", "items")},
+		},
+		{
+			name: "a slot the worker does not declare",
+			plan: vtPlan(
+				vtWith(vtTask("fetch"), func(t *plan.Task) { t.Agent = "search" }),
+				vtWith(vtTask("use", "fetch"), func(t *plan.Task) {
+					t.Inputs = map[string]plan.InputRef{"n": {From: "fetch", Slot: "count.total"}, "q": {From: "fetch", Slot: "query"}}
+				})),
+			opts: []plan.Option{plan.WithWorkerOutputs("search", "query", "items")},
+			want: []vtProblem{{plan.CodeUndeclaredSlot, "use", "inputs.n", `input "n" reads slot "count" of "fetch", but worker "search" declares query, items`}},
+		},
+		{
+			name: "a worker that declares no slots",
+			plan: vtPlan(
+				vtWith(vtTask("fetch"), func(t *plan.Task) { t.Agent = "search" }),
+				vtWith(vtTask("use", "fetch"), func(t *plan.Task) {
+					t.Inputs = map[string]plan.InputRef{"q": {From: "fetch", Slot: "query"}}
+				})),
+			opts: []plan.Option{plan.WithWorkerOutputs("search")},
+			want: []vtProblem{{plan.CodeUndeclaredSlot, "use", "inputs.q", `input "q" reads slot "query" of "fetch", but worker "search" declares no output slots`}},
+		},
+		{
+			name: "workers named without outputs and plan agents are not checked",
+			plan: &plan.Plan{
+				Agents: map[string]plan.Agent{"writer": {Prompt: "You write."}},
+				Tasks: []plan.Task{
+					vtWith(vtTask("fetch"), func(t *plan.Task) { t.Agent = "search" }),
+					vtWith(vtTask("draft"), func(t *plan.Task) { t.Agent = "writer" }),
+					vtWith(vtTask("use", "fetch", "draft"), func(t *plan.Task) {
+						t.Inputs = map[string]plan.InputRef{"q": {From: "fetch", Slot: "anything"}, "d": {From: "draft", Slot: "body"}}
+					}),
+				},
+			},
+			opts: []plan.Option{plan.WithWorkers("search")},
+		},
+
 		// input_not_upstream
 		{
 			name: "input from a direct dependency",
