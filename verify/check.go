@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dagent-dev/dagent/internal/edit"
 )
 
 // Severity says how bad a diagnostic is.
@@ -97,12 +99,12 @@ func suggestFunction(name string) string {
 	// length; farther ones ("inc" and "and") are different words.
 	best, dist := "", max(1, len(name)/3)+1
 	for b := range builtins {
-		if d := editDistance(name, b); d < dist || d == dist && b < best {
+		if d := edit.Distance(name, b); d < dist || d == dist && b < best {
 			best, dist = b, d
 		}
 	}
 	for b := range specialForms {
-		if d := editDistance(name, b); d < dist || d == dist && b < best {
+		if d := edit.Distance(name, b); d < dist || d == dist && b < best {
 			best, dist = b, d
 		}
 	}
@@ -110,34 +112,4 @@ func suggestFunction(name string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s)", best)
-}
-
-// editDistance is Levenshtein's distance with transpositions of adjacent
-// letters counting as one edit (cuont is one edit from count), capped:
-// names over 40 bytes are not compared.
-func editDistance(a, b string) int {
-	if len(a) > 40 || len(b) > 40 {
-		return 99
-	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
