@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+)
+
+// Agent does the work of one task attempt. Run must honour ctx: when it is
+// done (timeout, cancellation, a halted run) Run should return promptly.
+type Agent interface {
+	Run(ctx context.Context, req Request) (Result, error)
+}
+
+// Request is what an agent receives for one attempt of a task. Its JSON form
+// is what a Command reads on standard input.
+type Request struct {
+	// RunID names the run the task belongs to.
+	RunID string `json:"run_id"`
+	// TaskID is the id of the task in the plan.
+	TaskID string `json:"task_id"`
+	// Agent is the name the task gives its agent.
+	Agent string `json:"agent"`
+	// Input is the task's input with {{results...}} templates expanded and,
+	// on a retry, the previous attempt's diagnosis appended.
+	Input string `json:"input"`
+	// Attempt counts from 1.
+	Attempt int `json:"attempt"`
+	// Diagnosis says why the previous attempt failed; empty on the first.
+	Diagnosis string `json:"diagnosis,omitempty"`
+	// Depends holds the outputs of the task's direct dependencies by id.
+	// Skipped dependencies are absent and listed in Skipped.
+	Depends map[string]any `json:"depends"`
+	// Skipped lists the direct dependencies that were skipped.
+	Skipped []string `json:"skipped,omitempty"`
+	// Inputs holds the task's wired input slots by name.
+	Inputs map[string]any `json:"inputs,omitempty"`
+	// Params are the task's free-form parameters.
+	Params map[string]any `json:"params,omitempty"`
+	// IdempotencyKey is "<run id>/<task id>/<attempt>": the same for every
+	// delivery of one attempt of one task in one run, so that a worker can
+	// deduplicate side effects. A run resumed under the same run id starts
+	// each unfinished task again from attempt 1, with the same keys as the
+	// first delivery.
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// Result is what an agent returns for one attempt.
+type Result struct {
+	// Output is the task's output: a string, or JSON-shaped data (maps,
+	// slices, numbers, booleans, nil). Other Go values are turned into
+	// JSON-shaped data through encoding/json before anything reads them.
+	Output any
+	// Usage is the LLM token usage of the attempt, zero for agents that use
+	// no LLM.
+	Usage Usage
+}
+
+// Usage counts LLM tokens.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens}
+}
+
+// Total is the number of prompt and completion tokens.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// Func adapts a Go function to the Agent interface.
+type Func func(ctx context.Context, req Request) (Result, error)
+
+// Run calls f.
+func (f Func) Run(ctx context.Context, req Request) (Result, error) { return f(ctx, req) }

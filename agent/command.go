@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultMaxOutput bounds what a Command may write on standard output when
+// its MaxOutput is zero, so that a runaway worker cannot exhaust the host's
+// memory: 16 MiB.
+const DefaultMaxOutput = 16 << 20
+
+// stderrTail is how much of the end of a command's standard error an
+// ExitError keeps: enough to say what went wrong, bounded however much the
+// program writes.
+const stderrTail = 4 << 10
+
+// waitDelay is how long Run waits for a command's output pipes to close
+// once the command has exited or been killed. A process that escaped the
+// process group may hold them open for ever; after waitDelay Run closes
+// them itself.
+const waitDelay = time.Second
+
+// ErrOutputTooLarge is matched by the error of a Command that wrote more
+// than its MaxOutput on standard output. The command is killed rather than
+// its output truncated, because a truncated result would be read as a
+// different one.
+var ErrOutputTooLarge = errors.New("output too large")
+
+// Command runs a trusted program as an Agent: the Request as JSON on
+// standard input, the result on standard output. It is how a host plugs a
+// worker written in any language into dagent. No shell is involved, so
+// nothing in a request can become a shell command.
+//
+// If standard output, trimmed of surrounding white space, is one JSON value,
+// the Result's Output is that value decoded with numbers as json.Number, so
+// that large integers survive; otherwise Output is the text with trailing
+// white space trimmed. A non-zero exit is an *ExitError carrying the end of
+// standard error.
+//
+// On unix the program runs in a process group of its own, and the whole
+// group is killed when the context is done, so that a worker's children do
+// not outlive its attempt.
+type Command struct {
+	// Argv is the program and its arguments. A program name without a path
+	// separator is looked up in PATH when Run starts it.
+	Argv []string
+	// Env holds extra "KEY=value" entries added to the parent's environment;
+	// they win over the parent's entries of the same key.
+	Env []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// MaxOutput bounds the bytes of standard output; zero or less means
+	// DefaultMaxOutput.
+	MaxOutput int64
+}
+
+// ExitError is a command that did not succeed: it exited with a non-zero
+// status or was killed by a signal. It carries the end of standard error,
+// where programs say why they failed.
+type ExitError struct {
+	// Argv is the command that failed.
+	Argv []string
+	// Code is the exit status; -1 when a signal killed the program.
+	Code int
+	// Signal names the signal that killed the program, e.g. "killed";
+	// empty when it exited.
+	Signal string
+	// Stderr is the last 4 KiB of standard error.
+	Stderr string
+}
+
+// Error names the program and how it ended, followed by the end of its
+// standard error, which usually says why.
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	name := ""
+	if len(e.Argv) > 0 {
+		name = e.Argv[0]
+	}
+	if e.Signal != "" {
+		fmt.Fprintf(&b, "command %q was killed by signal %q", name, e.Signal)
+	} else {
+		fmt.Fprintf(&b, "command %q exited with status %d", name, e.Code)
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		b.WriteString(": ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Run starts the program, writes req to its standard input and waits for
+// it. When ctx is done it kills the program (on unix, its whole process
+// group) and returns promptly with an error wrapping ctx.Err().
+func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return Result{}, errors.New("command has no program: set Argv to the program and its arguments")
+	}
+	name := c.Argv[0]
+	if ctx.Err() != nil {
+		return Result{}, interrupted(ctx, name)
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		return Result{}, fmt.Errorf("command %q: encode the request: %w", name, err)
+	}
+	limit := c.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cmd := exec.CommandContext(runCtx, name, c.Argv[1:]...)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
+	cmd.Dir = c.Dir
+	cmd.Stdin = bytes.NewReader(in)
+	stdout := &limitedBuffer{limit: limit, overflow: func() {
+		cancel(fmt.Errorf("command %q: %w: more than %d bytes on standard output (raise MaxOutput if that is expected)", name, ErrOutputTooLarge, limit))
+	}}
+	stderr := &tailBuffer{max: stderrTail}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.WaitDelay = waitDelay
+	killGroupOnCancel(cmd)
+
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("command %q: cannot start: %w", name, err)
+	}
+	err = cmd.Wait()
+	if err != nil && runCtx.Err() != nil {
+		if cause := context.Cause(runCtx); errors.Is(cause, ErrOutputTooLarge) {
+			return Result{}, cause
+		}
+		return Result{}, interrupted(ctx, name)
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		e := &ExitError{Argv: slices.Clone(c.Argv), Code: exitErr.ExitCode(), Stderr: stderr.String()}
+		if sig := exitSignal(exitErr.ProcessState); sig != "" {
+			e.Signal, e.Code = sig, -1
+		}
+		return Result{}, e
+	case errors.Is(err, exec.ErrWaitDelay):
+		return Result{}, fmt.Errorf("command %q exited, but a process it started still held its output open %s later; its result may be incomplete", name, waitDelay)
+	case err != nil:
+		return Result{}, fmt.Errorf("command %q: %w", name, err)
+	}
+	return Result{Output: decodeOutput(stdout.buf.Bytes())}, nil
+}
+
+// interrupted is the error of a command whose ctx is done. It wraps ctx's
+// error, and its cause when that says more.
+func interrupted(ctx context.Context, name string) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("command %q interrupted: %w: %w", name, ctx.Err(), cause)
+	}
+	return fmt.Errorf("command %q interrupted: %w", name, ctx.Err())
+}
+
+// decodeOutput reads a command's standard output: one JSON value, or else
+// text.
+func decodeOutput(out []byte) any {
+	trimmed := bytes.TrimSpace(out)
+	if len(trimmed) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil {
+		if _, err := dec.Token(); err == io.EOF {
+			return v
+		}
+	}
+	return string(bytes.TrimRightFunc(out, unicode.IsSpace))
+}
+
+// limitedBuffer keeps up to limit bytes and calls overflow, once, when more
+// arrive.
+type limitedBuffer struct {
+	buf      bytes.Buffer
+	limit    int64
+	overflow func()
+	over     bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.over || int64(b.buf.Len())+int64(len(p)) > b.limit {
+		if !b.over {
+			b.over = true
+			b.overflow()
+		}
+		return 0, ErrOutputTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 0, t.max)
+	}
+	if drop := len(t.buf) + len(p) - t.max; drop > 0 {
+		t.buf = append(t.buf[:0], t.buf[drop:]...)
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// String returns the tail, starting at a character boundary.
+func (t *tailBuffer) String() string {
+	b := t.buf
+	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
+	}
+	return string(b)
+}

@@ -1,0 +1,336 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The Command tests run the test binary itself as the worker: with
+// AGENT_TEST_HELPER set, TestMain runs the helper of that name instead of
+// the tests, so that the tests need no shell or other tools.
+const helperEnv = "AGENT_TEST_HELPER"
+
+// helpers are the programs the test binary can be. Platform-specific test
+// files add their own.
+var helpers = map[string]func(){
+	// echo writes standard input to standard output.
+	"echo": func() { _, _ = io.Copy(os.Stdout, os.Stdin) },
+	// json writes a JSON object without reading standard input.
+	"json": func() {
+		fmt.Println(`  {"n": 42, "big": 12345678901234567890, "f": 1.5, "s": "x", "l": [1, true, null]}  `)
+	},
+	"text":     func() { fmt.Print("  hello\nworld \n\n") },
+	"trailing": func() { fmt.Print(`{"a": 1} {"b": 2}`) },
+	"empty":    func() {},
+	// fail writes to standard error and exits with status 3.
+	"fail": func() {
+		fmt.Fprintln(os.Stderr, "first line")
+		fmt.Fprintln(os.Stderr, "boom")
+		os.Exit(3)
+	},
+	// bigstderr writes 8 MiB of standard error, then a marker.
+	"bigstderr": func() {
+		line := strings.Repeat("x", 1023) + "\n"
+		for range 8 << 10 {
+			fmt.Fprint(os.Stderr, line)
+		}
+		fmt.Fprint(os.Stderr, "the end\n")
+		os.Exit(1)
+	},
+	// sleep sleeps until killed.
+	"sleep": func() { time.Sleep(time.Minute) },
+	// bigout writes AGENT_TEST_SIZE bytes of standard output.
+	"bigout": func() {
+		n, _ := strconv.Atoi(os.Getenv("AGENT_TEST_SIZE"))
+		_, _ = os.Stdout.Write([]byte(strings.Repeat("a", n)))
+	},
+	// env reports a variable and the working directory.
+	"env": func() {
+		wd, _ := os.Getwd()
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]string{"value": os.Getenv("AGENT_TEST_VALUE"), "dir": wd})
+	},
+}
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(helperEnv); name != "" {
+		h, ok := helpers[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no helper %q\n", name)
+			os.Exit(2)
+		}
+		h()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// helper returns a Command running the test binary as the named helper.
+func helper(t *testing.T, name string, env ...string) *Command {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	// Under the race detector a program sleeps a second as it exits unless
+	// told otherwise.
+	return &Command{Argv: []string{exe, "-test.run=^$"}, Env: append([]string{helperEnv + "=" + name, "GORACE=atexit_sleep_ms=0"}, env...)}
+}
+
+func TestCommandOutput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		helper string
+		want   any
+	}{
+		{"json", map[string]any{
+			"n":   json.Number("42"),
+			"big": json.Number("12345678901234567890"),
+			"f":   json.Number("1.5"),
+			"s":   "x",
+			"l":   []any{json.Number("1"), true, nil},
+		}},
+		{"text", "  hello\nworld"},
+		{"trailing", `{"a": 1} {"b": 2}`},
+		{"empty", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.helper, func(t *testing.T) {
+			t.Parallel()
+			res, err := helper(t, tt.helper).Run(context.Background(), Request{TaskID: "t"})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, res.Output)
+			assert.Zero(t, res.Usage)
+		})
+	}
+}
+
+func TestDecodeOutput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want any
+	}{
+		{"", ""},
+		{" \n\t", ""},
+		{"null", nil},
+		{`"quoted"`, "quoted"},
+		{"7\n", json.Number("7")},
+		{"[1, 2]", []any{json.Number("1"), json.Number("2")}},
+		{"{\"a\": 1}\n", map[string]any{"a": json.Number("1")}},
+		{"{\"a\": 1", "{\"a\": 1"},
+		{"1 2", "1 2"},
+		{"ok\r\n", "ok"},
+		{"  lead", "  lead"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, decodeOutput([]byte(tt.in)), "%q", tt.in)
+	}
+}
+
+func TestCommandRequestOnStdin(t *testing.T) {
+	t.Parallel()
+	req := Request{
+		RunID:          "run-1",
+		TaskID:         "fetch",
+		Agent:          "go-vet",
+		Input:          "check \"this\" — ünïcode\n{{not a template}}",
+		Attempt:        2,
+		Diagnosis:      "too short",
+		Depends:        map[string]any{"up": map[string]any{"items": []any{"a"}}},
+		Skipped:        []string{"other"},
+		Inputs:         map[string]any{"query": "q"},
+		Params:         map[string]any{"packages": []any{"./..."}},
+		IdempotencyKey: "run-1/fetch/2",
+	}
+	res, err := helper(t, "echo").Run(context.Background(), req)
+	require.NoError(t, err)
+	data, err := json.Marshal(res.Output)
+	require.NoError(t, err)
+	var got Request
+	require.NoError(t, json.Unmarshal(data, &got))
+	assert.Equal(t, req, got)
+}
+
+func TestCommandIgnoresStdin(t *testing.T) {
+	t.Parallel()
+	// A request far larger than a pipe's buffer, which the program never
+	// reads: writing it fails with EPIPE once the program exits.
+	req := Request{Input: strings.Repeat("x", 4<<20)}
+	res, err := helper(t, "json").Run(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("42"), res.Output.(map[string]any)["n"])
+}
+
+func TestCommandExitError(t *testing.T) {
+	t.Parallel()
+	c := helper(t, "fail")
+	_, err := c.Run(context.Background(), Request{})
+	var exit *ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 3, exit.Code)
+	assert.Empty(t, exit.Signal)
+	assert.Equal(t, c.Argv, exit.Argv)
+	assert.Equal(t, "first line\nboom\n", exit.Stderr)
+	assert.Equal(t, fmt.Sprintf("command %q exited with status 3: first line\nboom", c.Argv[0]), err.Error())
+}
+
+func TestCommandStderrBounded(t *testing.T) {
+	t.Parallel()
+	_, err := helper(t, "bigstderr").Run(context.Background(), Request{})
+	var exit *ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.Code)
+	assert.Len(t, exit.Stderr, stderrTail)
+	assert.True(t, strings.HasSuffix(exit.Stderr, "x\nthe end\n"), "tail: %q", exit.Stderr[len(exit.Stderr)-40:])
+	assert.True(t, strings.HasSuffix(err.Error(), "x\nthe end"))
+}
+
+func TestTailBuffer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		writes []string
+		want   string
+	}{
+		{nil, ""},
+		{[]string{"ab"}, "ab"},
+		{[]string{"ab", "cd"}, "abcd"},
+		{[]string{"abc", "def"}, "cdef"},
+		{[]string{"abcdefgh"}, "efgh"},
+		{[]string{"ab", "abcdefgh", "i"}, "fghi"},
+		// The tail starts at a character boundary: "é" is two bytes.
+		{[]string{"aé", "cde"}, "cde"},
+	}
+	for _, tt := range tests {
+		b := &tailBuffer{max: 4}
+		for _, w := range tt.writes {
+			n, err := b.Write([]byte(w))
+			require.NoError(t, err)
+			require.Equal(t, len(w), n)
+			require.LessOrEqual(t, len(b.buf), 4)
+		}
+		assert.Equal(t, tt.want, b.String(), "%q", tt.writes)
+	}
+}
+
+func TestCommandTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := helper(t, "sleep").Run(ctx, Request{})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "interrupted: context deadline exceeded")
+}
+
+func TestCommandCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("run halted")) })
+	start := time.Now()
+	_, err := helper(t, "sleep").Run(ctx, Request{})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "interrupted: context canceled: run halted")
+}
+
+func TestCommandAlreadyCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := helper(t, "json").Run(ctx, Request{})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestCommandOutputCap(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		size, limit int
+		wantErr     bool
+	}{
+		{size: 1000, limit: 1000},
+		{size: 1001, limit: 1000, wantErr: true},
+		{size: 1 << 20, limit: 1000, wantErr: true},
+		{size: 4 << 20, limit: 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d-of-%d", tt.size, tt.limit), func(t *testing.T) {
+			t.Parallel()
+			c := helper(t, "bigout", "AGENT_TEST_SIZE="+strconv.Itoa(tt.size))
+			c.MaxOutput = int64(tt.limit)
+			res, err := c.Run(context.Background(), Request{})
+			if !tt.wantErr {
+				require.NoError(t, err)
+				assert.Len(t, res.Output, tt.size)
+				return
+			}
+			require.ErrorIs(t, err, ErrOutputTooLarge)
+			assert.ErrorContains(t, err, "output too large: more than 1000 bytes on standard output")
+		})
+	}
+}
+
+func TestCommandStartErrors(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no-such-program")
+	tests := []struct {
+		name string
+		cmd  *Command
+		want string
+	}{
+		{"no argv", &Command{}, "command has no program: set Argv to the program and its arguments"},
+		{"empty program", &Command{Argv: []string{""}}, "command has no program"},
+		{"not on PATH", &Command{Argv: []string{"dagent-no-such-program-xyz"}}, `command "dagent-no-such-program-xyz": cannot start: exec: "dagent-no-such-program-xyz": executable file not found in $PATH`},
+		{"missing path", &Command{Argv: []string{missing}}, fmt.Sprintf("command %q: cannot start: ", missing)},
+		{"missing dir", &Command{Argv: []string{os.Args[0]}, Dir: missing}, fmt.Sprintf("command %q: cannot start: ", os.Args[0])},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := tt.cmd.Run(context.Background(), Request{})
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+func TestCommandEnvAndDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := helper(t, "env", "AGENT_TEST_VALUE=first", "AGENT_TEST_VALUE=second")
+	c.Dir = dir
+	res, err := c.Run(context.Background(), Request{})
+	require.NoError(t, err)
+	out := res.Output.(map[string]any)
+	assert.Equal(t, "second", out["value"], "a later entry wins")
+	want, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	got, err := filepath.EvalSymlinks(out["dir"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+func TestExitErrorMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  *ExitError
+		want string
+	}{
+		{&ExitError{Argv: []string{"prog", "a"}, Code: 3, Stderr: "  bad input\n"}, `command "prog" exited with status 3: bad input`},
+		{&ExitError{Argv: []string{"prog"}, Code: 1}, `command "prog" exited with status 1`},
+		{&ExitError{Argv: []string{"prog"}, Code: -1, Signal: "killed"}, `command "prog" was killed by signal "killed"`},
+		{&ExitError{Code: 2}, `command "" exited with status 2`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+}

@@ -1,0 +1,317 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dagent-dev/dagent/verify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadRegistryFiles(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.Abs("testdata")
+	require.NoError(t, err)
+	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
+			r, err := LoadRegistry(file)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"check", "go-vet"}, r.Names())
+
+			vet, ok := r.Lookup("go-vet")
+			require.True(t, ok)
+			assert.Equal(t, "Runs go vet on the packages in params.packages", vet.Description)
+			assert.Equal(t, []string{"findings", "packages"}, vet.Outputs)
+			assert.Equal(t, []string{"(string? data/input)"}, vet.Preconditions)
+			assert.Equal(t, 2*time.Minute, vet.Timeout)
+			assert.Equal(t, &Command{
+				Argv: []string{"go", "run", "./worker", "vet"},
+				Env:  []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"},
+				Dir:  base,
+			}, vet.Agent)
+
+			check, ok := r.Lookup("check")
+			require.True(t, ok)
+			assert.Equal(t, []string{"ok"}, r.Outputs("check"))
+			assert.Zero(t, check.Timeout)
+			assert.Equal(t, &Command{
+				Argv: []string{filepath.Join(base, "workers", "check.sh"), "--strict"},
+				Dir:  filepath.Join(base, "workers", "data"),
+			}, check.Agent)
+			require.NoError(t, check.Check(context.Background(), Request{Input: "draft"}))
+			err = check.Check(context.Background(), Request{Input: ""})
+			require.ErrorIs(t, err, ErrPrecondition)
+			assert.ErrorContains(t, err, `precondition 2 of worker "check" not met: `)
+			assert.ErrorContains(t, err, `: the input is empty`)
+		})
+	}
+}
+
+func TestParseRegistry(t *testing.T) {
+	t.Parallel()
+	base := filepath.FromSlash("/srv/dagent")
+	tests := []struct {
+		name, data string
+		want       map[string]Command
+	}{
+		{"empty workers", "workers: {}", map[string]Command{}},
+		{"minimal", "workers:\n  w:\n    command: [go]\n", map[string]Command{"w": {Argv: []string{"go"}}}},
+		{"json", `{"workers": {"w": {"command": ["go", "vet"], "description": null}}}`, map[string]Command{"w": {Argv: []string{"go", "vet"}}}},
+		{"relative program", "workers:\n  w:\n    command: [./bin/w, ./arg]\n", map[string]Command{"w": {Argv: []string{filepath.Join(base, "bin", "w"), "./arg"}}}},
+		{"parent program", "workers:\n  w:\n    command: [../w]\n", map[string]Command{"w": {Argv: []string{filepath.Join(base, "..", "w")}}}},
+		{"absolute program", "workers:\n  w:\n    command: [/usr/bin/w]\n    dir: /tmp\n", map[string]Command{"w": {Argv: []string{"/usr/bin/w"}, Dir: "/tmp"}}},
+		{"relative dir", "workers:\n  w:\n    command: [w]\n    dir: a/b\n", map[string]Command{"w": {Argv: []string{"w"}, Dir: filepath.Join(base, "a", "b")}}},
+		{"env sorted, values as written", "workers:\n  w:\n    command: [w]\n    env: {Z: last, A: 0x10, M: true, E: ''}\n", map[string]Command{"w": {Argv: []string{"w"}, Env: []string{"A=0x10", "E=", "M=true", "Z=last"}}}},
+		{"anchors", "workers:\n  a: &w\n    command: [w]\n  b: *w\n", map[string]Command{"a": {Argv: []string{"w"}}, "b": {Argv: []string{"w"}}}},
+		{"numeric worker name", "workers:\n  42:\n    command: [w]\n", map[string]Command{"42": {Argv: []string{"w"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := ParseRegistry([]byte(tt.data), base)
+			require.NoError(t, err)
+			got := make(map[string]Command)
+			for _, name := range r.Names() {
+				w, _ := r.Lookup(name)
+				got[name] = *w.Agent.(*Command)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseRegistryErrors(t *testing.T) {
+	t.Parallel()
+	w := "workers:\n  w:\n" // a worker named w, whose settings start on line 3
+	tests := []struct {
+		name, data, want string
+	}{
+		{"empty", "", `the registry is empty; it needs a "workers" map`},
+		{"comment only", "# nothing\n", `the registry is empty; it needs a "workers" map`},
+		{"top level list", "[1, 2]", `line 1: the top level must be a map with a "workers" key, not a list`},
+		{"top level string", "workers", `line 1: the top level must be a map with a "workers" key, not a string`},
+		{"unknown top key", "workers: {}\nwokers: {}\n", `line 2: unknown key "wokers"; did you mean "workers"?`},
+		{"unrelated top key", "workers: {}\nversion: 1\n", `line 2: unknown key "version"; the only key here is "workers"`},
+		{"missing workers", "{}", `line 1: no workers: the registry needs a "workers" map from worker names to their settings`},
+		{"null workers", "workers:\n", `line 1: no workers: the registry needs a "workers" map from worker names to their settings`},
+		{"workers list", "workers: [a]", `line 1: "workers" must be a map from worker names to their settings, not a list`},
+		{"duplicate top key", "workers: {}\nworkers: {}\n", `line 2: key "workers" appears twice (first at line 1)`},
+		{"duplicate worker", w + "    command: [a]\n  w:\n    command: [b]\n", `line 4: worker name "w" appears twice (first at line 2)`},
+		{"duplicate worker json", `{"workers": {"w": {"command": ["a"]},` + "\n" + `"w": {"command": ["b"]}}}`, `line 2: worker name "w" appears twice (first at line 1)`},
+		{"worker name list", "workers:\n  [a]: {command: [a]}\n", `line 2: a worker name must be a string, not a list`},
+		{"empty worker name", "workers:\n  '': {command: [a]}\n", `line 2: a worker name is empty`},
+		{"merge key", "workers:\n  <<: {}\n", `line 2: merge keys ("<<") are not supported; write the settings out`},
+		{"worker string", "workers:\n  w: go vet\n", `line 2: worker "w": the settings must be a map with at least a command, not a string`},
+		{"worker null", "workers:\n  w:\n", `line 2: worker "w": the settings must be a map with at least a command, not null`},
+		{"unknown key", w + "    comand: [a]\n", `line 3: worker "w": unknown key "comand"; did you mean "command"?`},
+		{"unknown key json", `{"workers": {"w": {"command": ["a"], "retries": 3}}}`, `line 1: worker "w": unknown key "retries"; the keys are command, description, dir, env, outputs, preconditions, timeout`},
+		{"duplicate key", w + "    command: [a]\n    command: [b]\n", `line 4: worker "w": key "command" appears twice (first at line 3)`},
+		{"no command", w + "    description: d\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
+		{"null command", w + "    command:\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
+		{"string command", w + "    command: go vet ./...\n", `line 3: worker "w": command must be a list of the program and its arguments, e.g. ["go", "vet"], not a string: no shell splits it`},
+		{"map command", w + "    command: {go: vet}\n", `line 3: worker "w": command must be a list of strings, not a map`},
+		{"empty command", w + "    command: []\n", `line 3: worker "w": command is empty; it needs at least the program`},
+		{"empty program", w + "    command: ['', a]\n", `line 3: worker "w": command: the program (entry 1) is empty`},
+		{"number in argv", w + "    command: [sleep, 1]\n", `line 3: worker "w": command: entry 2 must be a string, not a number (1); quote it`},
+		{"bool in argv json", `{"workers": {"w": {"command": ["a", true]}}}`, `line 1: worker "w": command: entry 2 must be a string, not a boolean (true); quote it`},
+		{"null in argv", w + "    command: [a, null]\n", `line 3: worker "w": command: entry 2 must be a string, not null; quote it`},
+		{"list in argv", w + "    command: [a, [b]]\n", `line 3: worker "w": command: entry 2 must be a string, not a list`},
+		{"description number", w + "    command: [a]\n    description: 7\n", `line 4: worker "w": description must be a string, not a number (7)`},
+		{"bad timeout", w + "    command: [a]\n    timeout: 2 minutes\n", `line 4: worker "w": timeout "2 minutes" is not a duration; write a number with a unit, e.g. "90s" or "2m"`},
+		{"timeout without unit", w + "    command: [a]\n    timeout: 30\n", `line 4: worker "w": timeout must be a duration with a unit, e.g. "90s" or "2m", not a number (30)`},
+		{"negative timeout", w + "    command: [a]\n    timeout: -1s\n", `line 4: worker "w": timeout "-1s" is negative`},
+		{"empty dir", w + "    command: [a]\n    dir: ''\n", `line 4: worker "w": dir is empty; write "." for the registry's directory, or leave dir out for the current one`},
+		{"dir list", w + "    command: [a]\n    dir: [a]\n", `line 4: worker "w": dir must be a string, not a list`},
+		{"outputs string", w + "    command: [a]\n    outputs: findings\n", `line 4: worker "w": outputs must be a list of strings, not a string`},
+		{"empty output", w + "    command: [a]\n    outputs: [a, '']\n", `line 4: worker "w": outputs: entry 2 is empty`},
+		{"duplicate output", w + "    command: [a]\n    outputs:\n      - a\n      - a\n", `line 6: worker "w": outputs: "a" is declared twice`},
+		{"env list", w + "    command: [a]\n    env: [A=1]\n", `line 4: worker "w": env must be a map from variable names to values, not a list`},
+		{"env null value", w + "    command: [a]\n    env: {A: }\n", `line 4: worker "w": env "A" must be a string, not null; write A: "" for an empty value`},
+		{"env map value", w + "    command: [a]\n    env:\n      A: {b: c}\n", `line 5: worker "w": env "A" must be a string, not a map; write A: "" for an empty value`},
+		{"env bad name", w + "    command: [a]\n    env: {'A=B': c}\n", `line 4: worker "w": env: "A=B" is not a variable name: it is empty or holds "=" or NUL`},
+		{"env duplicate", w + "    command: [a]\n    env:\n      A: 1\n      A: 2\n", `line 6: worker "w": env variable "A" appears twice (first at line 5)`},
+		{"preconditions string", w + "    command: [a]\n    preconditions: (string? data/input)\n", `line 4: worker "w": preconditions must be a list of strings, not a string`},
+		{"precondition not compiling", w + "    command: [a]\n    preconditions:\n      - (string? data/input)\n      - (frob data/input)\n", "line 6: worker \"w\": precondition 2: 1:2: unknown function frob"},
+		{"precondition multi-line", w + "    command: [a]\n    preconditions:\n      - |\n        (and true\n          (nope))\n", "line 5: worker \"w\": precondition 1: 2:4: unknown function nope"},
+		{"syntax error", w + "    command: [a\n", `line 3: invalid YAML: did not find expected ',' or ']'`},
+		{"tab indentation", "workers:\n\tw: {}\n", `line 2: invalid YAML: found character that cannot start any token`},
+		{"json syntax error", `{"workers": {"w": {"command": ["a"]}}`, `line 1: invalid YAML: did not find expected ',' or '}'`},
+		{"json syntax error line 3", "{\n  \"workers\": {\n    \"w\": {\"command\": [\"a\"]},\n    \"v\" {}\n  }\n}", `line 2: invalid YAML: did not find expected ',' or '}'`},
+		{"unclosed quote", w + "    command: [\"a]\n", `line 3: invalid YAML: found unexpected end of stream`},
+		{"bad indentation", w + "    command: [a]\n   description: d\n", `line 2: invalid YAML: did not find expected key`},
+		{"second document", w + "    command: [a]\n---\nworkers: {}\n", `line 4: a second YAML document starts here; a registry is one document`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := ParseRegistry([]byte(tt.data), "/base")
+			require.Error(t, err)
+			assert.Nil(t, r)
+			assert.ErrorIs(t, err, ErrInvalidRegistry)
+			if strings.Contains(tt.want, "\n") || strings.Contains(tt.name, "precondition") {
+				assert.True(t, strings.HasPrefix(err.Error(), tt.want), "got %q", err)
+				return
+			}
+			assert.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+func TestParseRegistryPreconditionError(t *testing.T) {
+	t.Parallel()
+	_, err := ParseRegistry([]byte("workers:\n  w:\n    command: [a]\n    preconditions: [\"(> 1\"]\n"), "")
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	var ce *verify.CompileError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 1, ce.Pos.Line)
+}
+
+func TestLoadRegistryErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "registry.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("workers:\n  x:\n    comand: [a]\n"), 0o600))
+	_, err := LoadRegistry(bad)
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	assert.EqualError(t, err, bad+`:3: worker "x": unknown key "comand"; did you mean "command"?`)
+
+	empty := filepath.Join(dir, "empty.json")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, err = LoadRegistry(empty)
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	assert.EqualError(t, err, empty+`: the registry is empty; it needs a "workers" map`)
+
+	missing := filepath.Join(dir, "missing.yaml")
+	_, err = LoadRegistry(missing)
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "read registry: open "+missing)
+
+	huge := filepath.Join(dir, "huge.yaml")
+	f, err := os.Create(huge)
+	require.NoError(t, err)
+	_, err = io.CopyN(f, zeroReader{}, maxRegistryBytes+1)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = LoadRegistry(huge)
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	assert.EqualError(t, err, huge+": the file is larger than the 4 MiB a registry may take")
+
+	_, err = ParseRegistry(make([]byte, maxRegistryBytes+1), "")
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	assert.EqualError(t, err, "the registry is larger than the 4 MiB it may take")
+}
+
+// zeroReader reads spaces, which YAML takes as an empty document.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+func TestParseRegistryAliasBomb(t *testing.T) {
+	t.Parallel()
+	// A small file whose aliases expand to hundreds of megabytes.
+	var b strings.Builder
+	b.WriteString("workers:\n  w: &w {command: [a], outputs: [")
+	for i := range 1000 {
+		b.WriteString("output" + strconv.Itoa(i) + ", ")
+	}
+	b.WriteString("last]}\n")
+	for i := range 20000 {
+		b.WriteString("  v" + strconv.Itoa(i) + ": *w\n")
+	}
+	start := time.Now()
+	_, err := ParseRegistry([]byte(b.String()), "")
+	require.ErrorIs(t, err, ErrInvalidRegistry)
+	assert.ErrorContains(t, err, "the registry's values, with aliases followed, exceed 16 MiB")
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestLoadRegistryRunsFromAnyDirectory runs a worker whose program is given
+// relative to the registry file after changing to another directory.
+func TestLoadRegistryRunsFromAnyDirectory(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "workers"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "data"), 0o755))
+	copyFile(t, exe, filepath.Join(root, "workers", "helper"))
+	registry := `workers:
+  env:
+    command: ["./workers/helper", "-test.run=^$"]
+    dir: data
+    env: {AGENT_TEST_HELPER: env, AGENT_TEST_VALUE: from the registry, GORACE: atexit_sleep_ms=0}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(root, "registry.yaml"), []byte(registry), 0o600))
+
+	t.Chdir(root)
+	r, err := LoadRegistry("registry.yaml")
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	w, ok := r.Lookup("env")
+	require.True(t, ok)
+	res, err := w.Agent.Run(context.Background(), Request{})
+	require.NoError(t, err)
+	out := res.Output.(map[string]any)
+	assert.Equal(t, "from the registry", out["value"])
+	want, err := filepath.EvalSymlinks(filepath.Join(root, "data"))
+	require.NoError(t, err)
+	got, err := filepath.EvalSymlinks(out["dir"].(string))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, errors.Join(err, dst.Close()))
+}
+
+// FuzzParseRegistry checks that ParseRegistry never panics, that every
+// error it returns is an invalid registry, and that every worker it accepts
+// runs a command. The seed corpus is testdata/fuzz/FuzzParseRegistry.
+func FuzzParseRegistry(f *testing.F) {
+	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
+		data, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseRegistry(data, "/base")
+		if err != nil {
+			require.Nil(t, r)
+			require.ErrorIs(t, err, ErrInvalidRegistry)
+			require.NotEmpty(t, err.Error())
+			return
+		}
+		for _, name := range r.Names() {
+			w, ok := r.Lookup(name)
+			require.True(t, ok)
+			require.NotEmpty(t, name)
+			c, ok := w.Agent.(*Command)
+			require.True(t, ok)
+			require.NotEmpty(t, c.Argv)
+			require.NotEmpty(t, c.Argv[0])
+			require.GreaterOrEqual(t, w.Timeout, time.Duration(0))
+		}
+	})
+}
