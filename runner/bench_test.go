@@ -1,0 +1,191 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"golang.org/x/sync/errgroup"
+)
+
+// layered is a DAG of layers × width tasks; each task past the first layer
+// depends on two tasks of the layer before.
+func layered(layers, width int) *plan.Plan {
+	p := &plan.Plan{Tasks: make([]plan.Task, 0, layers*width)}
+	id := func(l, k int) string { return "t" + strconv.Itoa(l) + "_" + strconv.Itoa(k) }
+	for l := range layers {
+		for k := range width {
+			t := plan.NewTask(id(l, k), "work")
+			t.Agent = "noop"
+			if l > 0 {
+				t.DependsOn = []string{id(l-1, k), id(l-1, (k+1)%width)}
+			}
+			p.Tasks = append(p.Tasks, t)
+		}
+	}
+	return p
+}
+
+var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+	return agent.Result{Output: "ok"}, nil
+})
+
+// BenchmarkSchedule measures the scheduling overhead per task of a layered
+// DAG of no-op tasks: 10 layers, each task depending on two of the layer
+// before.
+func BenchmarkSchedule(b *testing.B) {
+	for _, s := range []runner.Schedule{runner.Phased, runner.Eager} {
+		for _, n := range []int{100, 1_000, 10_000} {
+			b.Run(fmt.Sprintf("%s/%d", s, n), func(b *testing.B) {
+				p := layered(10, n/10)
+				rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(s))
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := rn.Run(context.Background(), p)
+					if err != nil || res.Status != runner.StatusCompleted {
+						b.Fatal(err, res.Status)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/task")
+			})
+		}
+	}
+}
+
+// sleeper sleeps each task's params.ms milliseconds.
+var sleeper = agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+	ms, _ := strconv.Atoi(fmt.Sprint(req.Params["ms"]))
+	select {
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+		return agent.Result{Output: "ok"}, nil
+	case <-ctx.Done():
+		return agent.Result{}, ctx.Err()
+	}
+})
+
+// skewed is 100 tasks in 5 layers, most of 10 ms and some of 200 ms, each
+// depending on one to three tasks of the layer before; it returns the plan
+// and its critical path.
+func skewed(seed uint64) (*plan.Plan, time.Duration) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	const layers, width = 5, 20
+	p := &plan.Plan{}
+	finish := map[string]time.Duration{}
+	var critical time.Duration
+	for l := range layers {
+		for k := range width {
+			id := "t" + strconv.Itoa(l) + "_" + strconv.Itoa(k)
+			ms := 10
+			if rng.IntN(10) == 0 {
+				ms = 200
+			}
+			t := plan.NewTask(id, "work")
+			t.Agent = "sleep"
+			t.Params = map[string]any{"ms": ms}
+			var start time.Duration
+			if l > 0 {
+				for range 1 + rng.IntN(3) {
+					d := "t" + strconv.Itoa(l-1) + "_" + strconv.Itoa(rng.IntN(width))
+					if !contains(t.DependsOn, d) {
+						t.DependsOn = append(t.DependsOn, d)
+						start = max(start, finish[d])
+					}
+				}
+			}
+			finish[id] = start + time.Duration(ms)*time.Millisecond
+			critical = max(critical, finish[id])
+			p.Tasks = append(p.Tasks, t)
+		}
+	}
+	return p, critical
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkSkewed reports makespan/critical-path on a skewed DAG, where
+// Eager should reach the critical path and Phased waits for each phase's
+// slowest task.
+func BenchmarkSkewed(b *testing.B) {
+	p, critical := skewed(42)
+	for _, s := range []runner.Schedule{runner.Phased, runner.Eager} {
+		b.Run(s.String(), func(b *testing.B) {
+			rn := runner.New(runner.WithAgent("sleep", sleeper), runner.WithSchedule(s), runner.WithConcurrency(100))
+			for b.Loop() {
+				res, err := rn.Run(context.Background(), p)
+				if err != nil || res.Status != runner.StatusCompleted {
+					b.Fatal(err, res.Status)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(critical), "makespan/critical-path")
+		})
+	}
+}
+
+// BenchmarkFanOut reports the makespan of one root, 1,000 children of 5 ms
+// and a join, over the floor ceil(1000/limit) × 5 ms, beside a plain
+// errgroup loop over the children as the baseline.
+func BenchmarkFanOut(b *testing.B) {
+	const children = 1000
+	const work = 5 * time.Millisecond
+	p := &plan.Plan{}
+	root := plan.NewTask("root", "start")
+	root.Agent = "sleep"
+	root.Params = map[string]any{"ms": 0}
+	join := plan.NewTask("join", "join")
+	join.Agent = "sleep"
+	join.Params = map[string]any{"ms": 0}
+	p.Tasks = append(p.Tasks, root)
+	for k := range children {
+		t := plan.NewTask("c"+strconv.Itoa(k), "work")
+		t.Agent = "sleep"
+		t.Params = map[string]any{"ms": 5}
+		t.DependsOn = []string{"root"}
+		join.DependsOn = append(join.DependsOn, t.ID)
+		p.Tasks = append(p.Tasks, t)
+	}
+	p.Tasks = append(p.Tasks, join)
+	for _, limit := range []int{10, 100} {
+		floor := time.Duration(math.Ceil(float64(children)/float64(limit))) * work
+		for _, s := range []runner.Schedule{runner.Phased, runner.Eager} {
+			b.Run(fmt.Sprintf("%s/limit=%d", s, limit), func(b *testing.B) {
+				rn := runner.New(runner.WithAgent("sleep", sleeper), runner.WithSchedule(s), runner.WithConcurrency(limit))
+				for b.Loop() {
+					res, err := rn.Run(context.Background(), p)
+					if err != nil || res.Status != runner.StatusCompleted {
+						b.Fatal(err, res.Status)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "makespan/floor")
+			})
+		}
+		// The baseline runs the same agent on a plain errgroup loop.
+		b.Run(fmt.Sprintf("errgroup/limit=%d", limit), func(b *testing.B) {
+			req := agent.Request{Params: map[string]any{"ms": 5}}
+			for b.Loop() {
+				var g errgroup.Group
+				g.SetLimit(limit)
+				for range children {
+					g.Go(func() error { _, err := sleeper.Run(context.Background(), req); return err })
+				}
+				if err := g.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "makespan/floor")
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+)
+
+// EventKind names a state change.
+type EventKind string
+
+// Event kinds. A run's events come in this order: EventRunStarted first and
+// EventRunFinished last; in the Phased schedule each phase's task events sit
+// between its EventPhaseStarted and EventPhaseFinished; a task's events go
+// EventTaskStarted, (EventTaskVerified, EventTaskRetried)*, then one of
+// EventTaskFinished, EventTaskFailed, EventTaskSkipped or EventTaskWaiting,
+// and every event of a task comes after the final events of the tasks it
+// depends on. A task that never runs (done from initial results, or left
+// pending by a halted run) has no events. A task skipped because a gate
+// upstream failed has only EventTaskSkipped, emitted right after the gate's
+// EventTaskFailed, inside the gate's phase; a phase all of whose tasks were
+// skipped that way is never started.
+const (
+	EventRunStarted    EventKind = "run_started"
+	EventRunFinished   EventKind = "run_finished"
+	EventPhaseStarted  EventKind = "phase_started"
+	EventPhaseFinished EventKind = "phase_finished"
+	EventTaskStarted   EventKind = "task_started"
+	EventTaskRetried   EventKind = "task_retried"
+	EventTaskVerified  EventKind = "task_verified"
+	EventTaskFinished  EventKind = "task_finished"
+	EventTaskFailed    EventKind = "task_failed"
+	EventTaskSkipped   EventKind = "task_skipped"
+	EventTaskWaiting   EventKind = "task_waiting"
+)
+
+// Event is one state change of a run.
+type Event struct {
+	// Seq numbers the run's events from 1, in delivery order.
+	Seq   int
+	Kind  EventKind
+	Time  time.Time
+	RunID string
+	// TaskID is set on task events.
+	TaskID string
+	// Phase is the phase of phase events and of task events (0-based).
+	Phase int
+	// Attempt is the attempt a task event is about.
+	Attempt int
+	// Duration is the task's time so far on task events, the phase's on
+	// EventPhaseFinished and the run's on EventRunFinished.
+	Duration time.Duration
+	// Err is the failure of EventTaskRetried, EventTaskFailed and EventTaskSkipped, and
+	// the run's on EventRunFinished.
+	Err error
+	// Diagnosis explains a failed verification or a failed attempt.
+	Diagnosis string
+	// Passed is the verdict of EventTaskVerified.
+	Passed bool
+	// Output is the output on EventTaskFinished. It is the value the
+	// result holds, shared: observers must not change it.
+	Output any
+	// Status is the run's status on EventRunFinished.
+	Status Status
+	// Usage is the token usage of every attempt of the task on its final
+	// event, and of the whole run on EventRunFinished.
+	Usage agent.Usage
+}
+
+// Observer receives a run's events.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// ObserverPanicError is an observer's panic. The observer goes on receiving
+// the events after the one it panicked on; the first panic of each observer
+// is returned by Run (joined with any other error).
+type ObserverPanicError struct {
+	Event Event
+	Value any
+	Stack []byte
+}
+
+func (e *ObserverPanicError) Error() string {
+	return fmt.Sprintf("observer panicked on %s event %d: %v\n%s", e.Event.Kind, e.Event.Seq, e.Value, e.Stack)
+}
+
+// bus appends events to one log that each observer reads at its own pace,
+// so that emitting never waits for an observer.
+type bus struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	log    []Event
+	closed bool
+	wg     sync.WaitGroup
+	panics []error // per observer, the first panic
+}
+
+func newBus(observers []Observer) *bus {
+	if len(observers) == 0 {
+		return nil
+	}
+	b := &bus{panics: make([]error, len(observers))}
+	b.cond.L = &b.mu
+	for k, o := range observers {
+		b.wg.Go(func() { b.deliver(k, o) })
+	}
+	return b
+}
+
+// emit appends e to the log; on a nil bus it does nothing, so that a run
+// without observers pays nothing for events.
+func (b *bus) emit(e Event) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	e.Seq = len(b.log) + 1
+	b.log = append(b.log, e)
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+func (b *bus) deliver(k int, o Observer) {
+	for next := 0; ; {
+		b.mu.Lock()
+		for next == len(b.log) && !b.closed {
+			b.cond.Wait()
+		}
+		batch, closed := b.log[next:], b.closed
+		next = len(b.log)
+		b.mu.Unlock()
+		for _, e := range batch {
+			b.call(k, o, e)
+		}
+		if closed && len(batch) == 0 {
+			return
+		}
+	}
+}
+
+func (b *bus) call(k int, o Observer, e Event) {
+	defer func() {
+		if v := recover(); v != nil && b.panics[k] == nil {
+			b.panics[k] = &ObserverPanicError{Event: e, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	o.Observe(e)
+}
+
+// close waits for every observer to see every event and returns their
+// panics.
+func (b *bus) close() []error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
+	b.wg.Wait()
+	return b.panics
+}

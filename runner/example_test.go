@@ -1,0 +1,210 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Run a plan with a Go function as the agent. Each task's input has the
+// outputs of its dependencies expanded into it.
+func ExampleRunner_Run() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "greet", "agent": "shout", "input": "hello"},
+    {"id": "name",  "agent": "shout", "input": "world"},
+    {"id": "join",  "agent": "shout", "input": "{{results.greet}}, {{results.name}}!", "depends_on": ["greet", "name"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	shout := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: strings.ToUpper(req.Input)}, nil
+	})
+	res, err := runner.New(runner.WithAgent("shout", shout)).Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status)
+	fmt.Println(res.Tasks["join"].Output)
+	// Output:
+	// completed
+	// HELLO, WORLD!
+}
+
+// A verification predicate judges each output; on_verification_failure
+// "retry" runs the task again with the diagnosis appended to its input.
+func ExampleRunner_Run_verification() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "ideas", "agent": "brainstorm", "input": "List names for a cat.",
+     "verification": "(if (>= (count (get data/result \"names\")) 3) true (str \"expected 3 names, got \" (count (get data/result \"names\"))))",
+     "on_verification_failure": "retry", "max_retries": 2}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	brainstorm := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		fmt.Printf("attempt %d: %q\n", req.Attempt, req.Input)
+		if req.Diagnosis == "" {
+			return agent.Result{Output: map[string]any{"names": []any{"Tom"}}}, nil
+		}
+		return agent.Result{Output: map[string]any{"names": []any{"Tom", "Felix", "Luna"}}}, nil
+	})
+	res, err := runner.New(
+		runner.WithAgent("brainstorm", brainstorm),
+		runner.WithBackoff(runner.Backoff{}), // retry at once
+	).Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ideas := res.Tasks["ideas"]
+	fmt.Println(res.Status, ideas.Status, ideas.Attempts)
+	fmt.Println(ideas.Output)
+	// Output:
+	// attempt 1: "List names for a cat."
+	// attempt 2: "List names for a cat.\n\nPrevious attempt failed verification: expected 3 names, got 1. Adjust your approach to satisfy this requirement."
+	// completed done 2
+	// map[names:[Tom Felix Luna]]
+}
+
+// A human_review task without a decision leaves the run waiting. Running the
+// plan again with the previous outputs and the decision resumes it: nothing
+// that is done runs again.
+func ExampleWithReviews() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "draft",   "agent": "writer", "input": "Write a tagline"},
+    {"id": "approve", "type": "human_review", "input": "Is this tagline good? {{results.draft}}", "depends_on": ["draft"]},
+    {"id": "publish", "agent": "writer", "input": "Publish: {{results.draft}}", "depends_on": ["approve"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	writer := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		fmt.Println("run", req.TaskID)
+		if req.TaskID == "draft" {
+			return agent.Result{Output: "Plans that run themselves."}, nil
+		}
+		return agent.Result{Output: "published"}, nil
+	})
+	rn := runner.New(runner.WithAgent("writer", writer))
+	res, err := rn.Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status)
+	for _, r := range res.PendingReviews {
+		fmt.Printf("review %s: %s\n", r.TaskID, r.Prompt)
+	}
+
+	// Later, once a person has decided:
+	resumed, err := runner.New(
+		runner.WithAgent("writer", writer),
+		runner.WithInitialResults(res.Outputs()),
+		runner.WithReviews(map[string]runner.Decision{"approve": runner.Approve()}),
+	).Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resumed.Status, resumed.Tasks["publish"].Output)
+	// Output:
+	// run draft
+	// waiting
+	// review approve: Is this tagline good? Plans that run themselves.
+	// run publish
+	// completed published
+}
+
+// A decision as JSON gives it, from a file or an HTTP request.
+func ExampleParseDecision() {
+	for _, v := range []any{
+		"approve",
+		map[string]any{"approved": false, "comment": "too long"},
+		map[string]any{"approved": true, "output": "Plans that run."},
+		"maybe",
+	} {
+		d, err := runner.ParseDecision(v)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Printf("approved=%v comment=%q output=%v\n", d.Approved, d.Comment, d.Output)
+	}
+	// Output:
+	// approved=true comment="" output=approve
+	// approved=false comment="too long" output=map[approved:false comment:too long]
+	// approved=true comment="" output=Plans that run.
+	// error: decision "maybe" is neither approve nor reject
+}
+
+// An observer sees every event of the run in order, on its own goroutine;
+// Run returns once it has seen the last one.
+func ExampleWithObserver() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "fetch",     "agent": "work", "input": "fetch", "on_failure": "retry"},
+    {"id": "summarize", "agent": "work", "input": "summarize", "depends_on": ["fetch"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	work := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		if req.TaskID == "fetch" && req.Attempt == 1 {
+			return agent.Result{}, fmt.Errorf("connection reset")
+		}
+		return agent.Result{Output: req.TaskID + " done"}, nil
+	})
+	log := runner.ObserverFunc(func(e runner.Event) {
+		switch e.Kind {
+		case runner.EventRunStarted:
+			fmt.Println(e.Seq, e.Kind)
+		case runner.EventRunFinished:
+			fmt.Println(e.Seq, e.Kind, e.Status)
+		case runner.EventPhaseStarted, runner.EventPhaseFinished:
+			fmt.Println(e.Seq, e.Kind, e.Phase)
+		case runner.EventTaskRetried:
+			fmt.Println(e.Seq, e.Kind, e.TaskID, "attempt", e.Attempt, "after:", e.Diagnosis)
+		case runner.EventTaskFinished:
+			fmt.Println(e.Seq, e.Kind, e.TaskID, e.Output)
+		default:
+			fmt.Println(e.Seq, e.Kind, e.TaskID)
+		}
+	})
+	_, err = runner.New(
+		runner.WithAgent("work", work),
+		runner.WithObserver(log),
+		runner.WithBackoff(runner.Backoff{}),
+	).Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// 1 run_started
+	// 2 phase_started 0
+	// 3 task_started fetch
+	// 4 task_retried fetch attempt 2 after: connection reset
+	// 5 task_finished fetch fetch done
+	// 6 phase_finished 0
+	// 7 phase_started 1
+	// 8 task_started summarize
+	// 9 task_finished summarize summarize done
+	// 10 phase_finished 1
+	// 11 run_finished completed
+}

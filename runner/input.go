@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dagent-dev/dagent/plan"
+)
+
+// lookup follows a dotted path into JSON-shaped data: object keys, and
+// array indexes for arrays. An empty path is the value itself.
+func lookup(v any, path string) (any, bool) {
+	for path != "" {
+		var key string
+		key, path, _ = strings.Cut(path, ".")
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[key]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// text is how a value reads in a task's input: strings as they are, other
+// values as compact JSON.
+func text(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case json.Number:
+		return s.String()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// normalize makes an agent's output JSON-shaped, so that predicates, paths
+// and templates see maps and slices rather than Go structs. Output that is
+// JSON-shaped all the way down is kept as it is; anything else goes through
+// encoding/json once, numbers coming back as json.Number.
+func normalize(v any) (any, error) {
+	if jsonShaped(v) {
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("output of type %T is not JSON-shaped: %w", v, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("output of type %T is not JSON-shaped: %w", v, err)
+	}
+	return out, nil
+}
+
+func jsonShaped(v any) bool {
+	switch c := v.(type) {
+	case nil, string, bool, json.Number, float64, int, int64:
+		return true
+	case map[string]any:
+		for _, x := range c {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range c {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// render expands the {{results.ID.path}} templates of task i's input:
+// strings as they are, other values as JSON, a skipped task as "".
+func (r *run) render(i int) (string, error) {
+	in := r.p.Tasks[i].Input
+	if !strings.Contains(in, "{{") {
+		return in, nil
+	}
+	var b strings.Builder
+	last := 0
+	for ref := range plan.ResultRefs(in, r.isTask) {
+		j := r.index[ref.Task]
+		b.WriteString(in[last:ref.Start])
+		last = ref.End
+		if r.state[j].res.Status != TaskDone {
+			continue
+		}
+		v, ok := lookup(r.state[j].res.Output, ref.Path)
+		if !ok {
+			return "", fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
+		}
+		b.WriteString(text(v))
+	}
+	b.WriteString(in[last:])
+	return b.String(), nil
+}
+
+// wire resolves task i's inputs slots; slots wired from a skipped task are
+// left out.
+func (r *run) wire(i int) (map[string]any, error) {
+	t := &r.p.Tasks[i]
+	if len(t.Inputs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(t.Inputs))
+	for name, in := range t.Inputs {
+		from := &r.state[r.index[in.From]].res
+		if from.Status != TaskDone {
+			continue
+		}
+		v, ok := lookup(from.Output, in.Slot)
+		if !ok {
+			return nil, fmt.Errorf("%w: input %q: the output of %q has no slot %q", ErrMissingValue, name, in.From, in.Slot)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// gateCheck fails a synthesis gate's output that says nothing: empty,
+// whitespace, {} or [], or under 10 bytes.
+func gateCheck(output any) string {
+	s := strings.TrimSpace(text(output))
+	switch {
+	case s == "" || s == "{}" || s == "[]" || s == "null" || s == `""`:
+		return "the synthesis gate's output is empty"
+	case len(s) < 10:
+		return fmt.Sprintf("the synthesis gate's output is too short (%d bytes, at least 10 needed)", len(s))
+	}
+	return ""
+}

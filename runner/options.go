@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
+)
+
+// Schedule says when a task may start.
+type Schedule int
+
+const (
+	// Phased starts phase k+1 when every task of phase k has settled.
+	Phased Schedule = iota
+	// Eager starts a task as soon as its own dependencies have settled.
+	Eager
+)
+
+func (s Schedule) String() string {
+	if s == Eager {
+		return "eager"
+	}
+	return "phased"
+}
+
+// ParseSchedule reads "phased" or "eager".
+func ParseSchedule(s string) (Schedule, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "phased":
+		return Phased, nil
+	case "eager":
+		return Eager, nil
+	}
+	return 0, fmt.Errorf("%w: unknown schedule %q; use phased or eager", ErrInvalidOption, s)
+}
+
+// Defaults of a runner without options.
+const (
+	DefaultConcurrency = 10
+	DefaultTaskTimeout = 10 * time.Minute
+)
+
+// PlanAgents builds the agent for an LLM sub-agent the plan defines (and for
+// plan.DefaultAgent, whose definition is the zero plan.Agent).
+type PlanAgents func(name string, def plan.Agent) (agent.Agent, error)
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithRegistry gives the runner the host's trusted workers.
+func WithRegistry(r *agent.Registry) Option {
+	return func(rn *Runner) { rn.registry = r }
+}
+
+// WithAgent runs the tasks that name agent name on a, ahead of the registry.
+func WithAgent(name string, a agent.Agent) Option {
+	return func(rn *Runner) {
+		if rn.agents == nil {
+			rn.agents = make(map[string]agent.Agent)
+		}
+		rn.agents[name] = a
+	}
+}
+
+// WithPlanAgents builds the agents the plan defines; without it, a task
+// naming one makes Run fail with ErrNoAgent before any task starts.
+func WithPlanAgents(f PlanAgents) Option {
+	return func(rn *Runner) { rn.planAgents = f }
+}
+
+// WithConcurrency bounds the number of tasks running at once. Default 10.
+func WithConcurrency(n int) Option {
+	return func(rn *Runner) { rn.concurrency = n }
+}
+
+// WithSchedule chooses Phased (the default) or Eager.
+func WithSchedule(s Schedule) Option {
+	return func(rn *Runner) { rn.schedule = s }
+}
+
+// WithTaskTimeout bounds each attempt of a task whose plan entry and worker
+// set no timeout. Default 10 minutes.
+func WithTaskTimeout(d time.Duration) Option {
+	return func(rn *Runner) { rn.taskTimeout = d }
+}
+
+// WithBackoff spaces retries; see Backoff. Default DefaultBackoff().
+func WithBackoff(b Backoff) Option {
+	return func(rn *Runner) { rn.backoff = b }
+}
+
+// WithInitialResults marks tasks as done with the given outputs: they are
+// never run, and their outputs flow to their dependents. It is how a run
+// resumes: pass the Outputs of the previous Result.
+func WithInitialResults(outputs map[string]any) Option {
+	return func(rn *Runner) { rn.initial = outputs }
+}
+
+// WithReviews gives the decisions of human reviews, by task id.
+func WithReviews(decisions map[string]Decision) Option {
+	return func(rn *Runner) { rn.reviews = decisions }
+}
+
+// WithObserver adds an observer of the run's events. Observers are called
+// on their own goroutines, each with every event in order.
+func WithObserver(o Observer) Option {
+	return func(rn *Runner) { rn.observers = append(rn.observers, o) }
+}
+
+// WithRunID names the run; the id is part of each request's idempotency
+// key, so a resumed run must keep it. Default: a random id.
+func WithRunID(id string) Option {
+	return func(rn *Runner) { rn.runID = id }
+}
+
+// WithLimits sets the limits the plan is validated against before it runs,
+// as plan.WithLimits does for Parse and Validate. Default
+// plan.DefaultLimits().
+func WithLimits(l plan.Limits) Option {
+	return func(rn *Runner) { rn.limits = l }
+}
