@@ -8,7 +8,10 @@ import (
 )
 
 func newFmt() *cobra.Command {
-	var write bool
+	var (
+		write    bool
+		registry string
+	)
 	cmd := &cobra.Command{
 		Use:   "fmt PLAN",
 		Short: "Print the canonical JSON of a plan",
@@ -20,7 +23,7 @@ prints nothing on standard output and its problems on standard error.`,
   dagent fmt -w plan.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := load(cmd, args[0])
+			p, _, err := loadWith(cmd, args[0], registry)
 			if err != nil {
 				return err
 			}
@@ -39,6 +42,7 @@ prints nothing on standard output and its problems on standard error.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&write, "write", "w", false, "write the canonical form back to the file instead of printing it")
+	cmd.Flags().StringVar(&registry, "registry", "", "registry file (YAML or JSON) naming the workers tasks may use")
 	return cmd
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 func newGraph() *cobra.Command {
-	var format string
+	var format, registry string
 	cmd := &cobra.Command{
 		Use:   "graph PLAN",
 		Short: "Print a plan's phases and dependencies",
@@ -24,7 +24,7 @@ level above its highest dependency.`,
 			if err != nil {
 				return err
 			}
-			p, err := load(cmd, args[0])
+			p, _, err := loadWith(cmd, args[0], registry)
 			if err != nil {
 				return err
 			}
@@ -36,5 +36,6 @@ level above its highest dependency.`,
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", string(plan.JSON), "output format: json, mermaid, dot or md")
+	cmd.Flags().StringVar(&registry, "registry", "", "registry file (YAML or JSON) naming the workers tasks may use")
 	return cmd
 }

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/spf13/cobra"
 )
 
-// load reads, parses and validates the plan at path ("-" for stdin). When
-// the plan is invalid it prints every problem to stderr, one per line, and
-// returns an error matching plan.ErrInvalid.
-func load(cmd *cobra.Command, path string) (*plan.Plan, error) {
-	data, err := read(cmd.InOrStdin(), path)
+// load reads, parses and validates the plan at path ("-" for stdin), with
+// opts for validation. When the plan is invalid it prints every problem to
+// stderr, one per line, and returns an error matching plan.ErrInvalid.
+func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
+	data, err := read(cmd.InOrStdin(), path, "plan")
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +30,7 @@ func load(cmd *cobra.Command, path string) (*plan.Plan, error) {
 	// A plan that parsed with problems is still checked, so that one run
 	// shows everything to fix.
 	if p != nil {
-		problems = append(problems, plan.Problems(p.Validate())...)
+		problems = append(problems, plan.Problems(p.Validate(opts...))...)
 	}
 	if len(problems) == 0 {
 		return p, nil
@@ -44,7 +46,29 @@ func load(cmd *cobra.Command, path string) (*plan.Plan, error) {
 	return nil, &plan.Error{Problems: problems}
 }
 
-func read(stdin io.Reader, path string) ([]byte, error) {
+// loadWith loads the registry file at registry, if any, then the plan at
+// path, validated against the registry's workers. An invalid registry is
+// reported on stderr and exits like an invalid plan.
+func loadWith(cmd *cobra.Command, path, registry string) (*plan.Plan, *agent.Registry, error) {
+	var reg *agent.Registry
+	if registry != "" {
+		var err error
+		reg, err = agent.LoadRegistry(registry)
+		if errors.Is(err, agent.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			return nil, nil, exitCode(exitInvalid)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	p, err := load(cmd, path, reg.PlanOptions()...)
+	return p, reg, err
+}
+
+// read reads the file at path, or stdin for "-"; what names the file in
+// errors.
+func read(stdin io.Reader, path, what string) ([]byte, error) {
 	if path == "-" {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
@@ -54,7 +78,7 @@ func read(stdin io.Reader, path string) ([]byte, error) {
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read plan: %s does not exist", path)
+		return nil, fmt.Errorf("read %s: %s does not exist", what, path)
 	}
 	return data, err
 }

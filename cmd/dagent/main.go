@@ -2,6 +2,7 @@
 //
 // Usage:
 //
+//	dagent run PLAN --registry F    run a plan on the registry's workers
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
@@ -9,8 +10,9 @@
 //	dagent version                  print the version
 //
 // PLAN is a path, or - for standard input. Exit codes: 0 success, 1 the plan
-// is invalid (every problem on standard error, one per line) or the
-// predicate failed, 2 usage or I/O error.
+// or registry is invalid (every problem on standard error, one per line), the
+// run failed or the predicate failed, 2 usage or I/O error, 3 the run waits
+// for human review, 4 the run needs a new plan.
 package main
 
 import (

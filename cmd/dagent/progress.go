@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// progress prints one line per state change of a run, with the time since
+// the run started. It is an observer: it runs on its own goroutine and the
+// runner waits for it before Run returns.
+type progress struct {
+	w     io.Writer
+	start time.Time
+}
+
+func (p *progress) Observe(e runner.Event) {
+	if e.Kind == runner.EventRunStarted {
+		p.start = e.Time
+	}
+	var line string
+	switch e.Kind {
+	case runner.EventRunStarted:
+		line = "run " + e.RunID + " started"
+	case runner.EventRunFinished:
+		line = "run " + string(e.Status)
+	case runner.EventPhaseStarted:
+		line = fmt.Sprintf("phase %d started", e.Phase)
+	case runner.EventPhaseFinished:
+		line = fmt.Sprintf("phase %d settled in %s", e.Phase, round(e.Duration))
+	case runner.EventTaskStarted:
+		line = e.TaskID + ": started"
+	case runner.EventTaskVerified:
+		switch {
+		case e.Err != nil:
+			line = e.TaskID + ": verification error: " + oneLine(e.Err.Error(), 100)
+		case e.Passed:
+			line = e.TaskID + ": verification passed"
+		default:
+			line = e.TaskID + ": verification failed: " + oneLine(e.Diagnosis, 100)
+		}
+	case runner.EventTaskRetried:
+		line = fmt.Sprintf("%s: retry %d after: %s", e.TaskID, e.Attempt-1, oneLine(e.Diagnosis, 100))
+	case runner.EventTaskFinished:
+		line = fmt.Sprintf("%s: done in %s", e.TaskID, round(e.Duration))
+	case runner.EventTaskFailed:
+		line = e.TaskID + ": failed: " + oneLine(errString(e.Err), 100)
+	case runner.EventTaskSkipped:
+		line = e.TaskID + ": skipped: " + oneLine(errString(e.Err), 100)
+	case runner.EventTaskWaiting:
+		line = e.TaskID + ": waiting for review"
+	default:
+		return
+	}
+	fmt.Fprintf(p.w, "%8s  %s\n", round(e.Time.Sub(p.start)), line)
+}
+
+// writeSummary prints the table of tasks, the pending reviews, the outputs
+// of the plan's final tasks and how the run ended.
+func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, path string) error {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
+	for i := range p.Tasks {
+		t := res.Tasks[p.Tasks[i].ID]
+		why := t.Diagnosis
+		if why == "" && t.Status != runner.TaskDone {
+			why = errString(t.Err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.ID, t.Status, t.Attempts, round(t.Duration), oneLine(why, 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range res.PendingReviews {
+		fmt.Fprintf(w, "\nreview %s waits for a decision:\n%s\n", r.TaskID, indent(r.Prompt))
+	}
+	if len(res.PendingReviews) > 0 {
+		fmt.Fprintf(w, "\nTo resume, run with --format json > run.json, then again with\n  --initial-results run.json --reviews decisions.json\nwhere decisions.json maps each review's task id to \"approve\", \"reject\" or\n{\"approved\": true, \"comment\": \"...\"}.\n")
+	}
+	for _, id := range finals(p) {
+		if t := res.Tasks[id]; t.Status == runner.TaskDone {
+			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(t.Output), "\n"))
+		}
+	}
+	fmt.Fprintln(w)
+	switch res.Status {
+	case runner.StatusCompleted:
+		fmt.Fprintf(w, "completed in %s\n", round(res.Duration))
+	case runner.StatusWaiting:
+		fmt.Fprintf(w, "waiting for review after %s\n", round(res.Duration))
+	case runner.StatusReplanRequired:
+		fmt.Fprintf(w, "replan required by task %s: %s\n", res.Replan.TaskID, oneLine(res.Replan.Diagnosis, 200))
+	default:
+		fmt.Fprintf(w, "failed after %s: %s\n", round(res.Duration), oneLine(errString(res.Err), 200))
+	}
+	return nil
+}
+
+// finals lists the tasks nothing depends on, in plan order: the plan's
+// results.
+func finals(p *plan.Plan) []string {
+	used := make(map[string]bool)
+	for i := range p.Tasks {
+		for _, d := range p.Tasks[i].DependsOn {
+			used[d] = true
+		}
+	}
+	var out []string
+	for i := range p.Tasks {
+		if !used[p.Tasks[i].ID] {
+			out = append(out, p.Tasks[i].ID)
+		}
+	}
+	return out
+}
+
+func textOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// oneLine keeps the first line of s, cut to n characters.
+func oneLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
