@@ -1,0 +1,421 @@
+package critic
+
+import (
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dagent-dev/dagent/internal/edit"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/verify"
+)
+
+// Checks of this package. Structural problems keep their plan validation
+// code as their check (cycle, duplicate_id, missing_dependency, ...).
+const (
+	CheckMissingGate        = "missing_gate"
+	CheckParallelExplosion  = "parallel_explosion"
+	CheckOptimismBias       = "optimism_bias"
+	CheckOrphanTask         = "orphan_task"
+	CheckDisconnectedFlow   = "disconnected_flow"
+	CheckInvalidPredicate   = "invalid_predicate"
+	CheckPredicateNever     = "predicate_never_passes"
+	CheckUnknownTool        = "unknown_tool"
+	CheckUnknownWorker      = "unknown_worker"
+	CheckRetryWithoutBudget = "retry_without_budget"
+	CheckGateWithoutInputs  = "gate_without_inputs"
+	CheckUnknownKey         = "unknown_key"
+)
+
+// Thresholds of the phase checks.
+const (
+	// WideningPhase is the phase width from which a synthesis gate should
+	// follow (missing_gate).
+	WideningPhase = 3
+	// MaxParallel is the widest phase that is not an explosion.
+	MaxParallel = 10
+)
+
+// flaky lists the words that describe operations that fail now and then.
+var flaky = map[string]bool{
+	"search": true, "searches": true, "searching": true, "searched": true,
+	"fetch": true, "fetches": true, "fetching": true, "fetched": true,
+	"api": true, "apis": true, "web": true, "http": true, "https": true,
+	"request": true, "requests": true, "requesting": true, "requested": true,
+	"query": true, "queries": true, "querying": true, "queried": true,
+	"external": true,
+}
+
+// taskKeys, planKeys and agentKeys are the canonical keys, for "did you
+// mean" on unknown ones.
+var (
+	taskKeys  = []string{"id", "agent", "input", "depends_on", "type", "on_failure", "max_retries", "critical", "timeout", "verification", "on_verification_failure", "inputs", "params"}
+	planKeys  = []string{"mission", "agents", "tasks"}
+	agentKeys = []string{"prompt", "description", "tools", "model"}
+)
+
+// reviewer holds one review's state.
+type reviewer struct {
+	p      *plan.Plan
+	c      config
+	issues []Issue
+	index  map[string]int
+}
+
+func (r *reviewer) add(task int, check string, sev Severity, field, msg string) {
+	is := Issue{Check: check, Severity: sev, Field: field, Message: msg, Recommendation: fix(check), order: task}
+	if task >= 0 {
+		is.TaskID, is.Pos = r.p.Tasks[task].ID, r.p.Tasks[task].Pos
+	}
+	r.issues = append(r.issues, is)
+}
+
+func (r *reviewer) run() {
+	r.index = make(map[string]int, len(r.p.Tasks))
+	for i := range r.p.Tasks {
+		if _, dup := r.index[r.p.Tasks[i].ID]; !dup {
+			r.index[r.p.Tasks[i].ID] = i
+		}
+	}
+	r.structure()
+	r.unknownKeys()
+	r.tools()
+	checked := r.checkPredicates()
+	for i := range r.p.Tasks {
+		r.predicate(i, checked)
+		r.budget(i)
+		r.gateInputs(i)
+		r.optimism(i)
+		r.flow(i)
+	}
+	// The phase checks need a graph, which a plan with missing
+	// dependencies or cycles does not have; those are critical already.
+	if d, err := r.p.DAG(); err == nil {
+		r.phases(d)
+	}
+}
+
+// structure turns the problems of plan validation into critical issues.
+func (r *reviewer) structure() {
+	opts := []plan.Option{plan.WithLimits(r.c.limits)}
+	opts = append(opts, r.c.registry.PlanOptions()...)
+	for _, prob := range plan.Problems(r.p.Validate(opts...)) {
+		is := problemIssue(r.p, prob)
+		if prob.Code == plan.CodeUnknownAgent && r.c.registry != nil {
+			is.Check = CheckUnknownWorker
+			is.Recommendation = fix(CheckUnknownWorker)
+		}
+		r.issues = append(r.issues, is)
+	}
+}
+
+// problemIssue is the critical issue of a plan problem.
+func problemIssue(p *plan.Plan, prob *plan.Problem) Issue {
+	is := Issue{Check: string(prob.Code), Severity: Critical, TaskID: prob.TaskID, Field: prob.Field, Message: prob.Message, Recommendation: fix(string(prob.Code)), Pos: prob.Pos, order: -1}
+	if p != nil && prob.TaskID != "" {
+		is.order = problemTask(p, prob)
+	}
+	return is
+}
+
+// problemTask is the index of the task a problem is about, or -1. Ids may
+// repeat (duplicate_id), so among the tasks with the problem's id it takes
+// the last that starts at or before the problem's position; a task without
+// an id is named "#N" by its position.
+func problemTask(p *plan.Plan, prob *plan.Problem) int {
+	found := -1
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.ID != prob.TaskID {
+			continue
+		}
+		if found < 0 || prob.Pos.IsValid() && t.Pos.IsValid() && !before(prob.Pos, t.Pos) {
+			found = i
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(prob.TaskID, "#")); found < 0 && err == nil && strings.HasPrefix(prob.TaskID, "#") && n >= 1 && n <= len(p.Tasks) && p.Tasks[n-1].ID == "" {
+		found = n - 1
+	}
+	return found
+}
+
+// before reports whether a comes before b in the source.
+func before(a, b plan.Position) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+}
+
+// unknownKeys warns of keys Parse dropped: a misspelled key silently
+// loses its meaning.
+func (r *reviewer) unknownKeys() {
+	for _, u := range r.p.Unknown {
+		i := -1
+		if u.TaskID != "" {
+			if j, ok := r.index[u.TaskID]; ok {
+				i = j
+			}
+		}
+		msg := fmt.Sprintf("key %q is not part of the plan format and was ignored", u.Key)
+		key, keys := u.Key, taskKeys
+		switch {
+		case u.TaskID != "":
+		case strings.HasPrefix(u.Key, "agents.") && strings.Count(u.Key, ".") >= 2:
+			key, keys = u.Key[strings.LastIndexByte(u.Key, '.')+1:], agentKeys
+		case !strings.Contains(u.Key, "."):
+			keys = planKeys
+		default:
+			keys = nil
+		}
+		if best := closest(key, keys); best != "" {
+			msg += fmt.Sprintf("; did you mean %q?", best)
+		}
+		r.add(i, CheckUnknownKey, Warning, u.Key, msg)
+		r.issues[len(r.issues)-1].Pos = u.Pos
+	}
+}
+
+// closest is the key within two edits of key, or "".
+func closest(key string, keys []string) string {
+	best, dist := "", 3
+	for _, k := range keys {
+		if d := edit.Distance(strings.ToLower(key), k); d < dist {
+			best, dist = k, d
+		}
+	}
+	return best
+}
+
+// tools checks the tools of the plan's agents against the catalog.
+func (r *reviewer) tools() {
+	if r.c.tools == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.p.Agents)) {
+		for _, tool := range r.p.Agents[name].Tools {
+			if !r.c.tools[tool] {
+				r.add(-1, CheckUnknownTool, Critical, "agents."+name+".tools",
+					fmt.Sprintf("agent %q uses tool %q, which the host's catalog does not have", name, tool))
+			}
+		}
+	}
+}
+
+// checkPredicates checks every distinct predicate of the plan, on all
+// cores: compiling is most of a review's work when LLMs write a different
+// predicate for every task.
+func (r *reviewer) checkPredicates() map[string][]verify.Diagnostic {
+	checked := make(map[string][]verify.Diagnostic)
+	var srcs []string
+	for i := range r.p.Tasks {
+		if src := r.p.Tasks[i].Verification; src != "" {
+			if _, ok := checked[src]; !ok {
+				checked[src] = nil
+				srcs = append(srcs, src)
+			}
+		}
+	}
+	diags := make([][]verify.Diagnostic, len(srcs))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, src := range srcs {
+		g.Go(func() error {
+			diags[k] = verify.Check(src)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines return no error
+	for k, src := range srcs {
+		checked[src] = diags[k]
+	}
+	return checked
+}
+
+// predicate reports what checking the task's predicate found.
+func (r *reviewer) predicate(i int, checked map[string][]verify.Diagnostic) {
+	for _, d := range checked[r.p.Tasks[i].Verification] {
+		if d.Severity == verify.SeverityError {
+			r.add(i, CheckInvalidPredicate, Critical, "verification", fmt.Sprintf("the predicate does not compile: %s: %s", d.Pos, d.Message))
+		} else {
+			r.add(i, CheckPredicateNever, Warning, "verification", fmt.Sprintf("the predicate can never pass: %s: %s", d.Pos, d.Message))
+		}
+	}
+}
+
+// budget warns of a retry policy with no retries.
+func (r *reviewer) budget(i int) {
+	t := &r.p.Tasks[i]
+	if t.MaxRetries != 0 {
+		return
+	}
+	judged := t.Verification != "" || t.Type == plan.TypeSynthesisGate
+	switch {
+	case t.OnFailure == plan.PolicyRetry:
+		r.add(i, CheckRetryWithoutBudget, Warning, "on_failure", "on_failure is retry, but max_retries is 0: the task never retries")
+	case t.OnVerificationFailure == plan.PolicyRetry && judged:
+		r.add(i, CheckRetryWithoutBudget, Warning, "on_verification_failure", "on_verification_failure is retry, but max_retries is 0: the task never retries")
+	}
+}
+
+// gateInputs flags a synthesis gate with nothing to synthesize.
+func (r *reviewer) gateInputs(i int) {
+	t := &r.p.Tasks[i]
+	if t.Type == plan.TypeSynthesisGate && len(t.DependsOn) == 0 {
+		r.add(i, CheckGateWithoutInputs, Critical, "depends_on", "the synthesis gate has no dependencies, so it has nothing to synthesize")
+	}
+}
+
+// optimism flags a critical stop on an operation that fails now and then.
+func (r *reviewer) optimism(i int) {
+	t := &r.p.Tasks[i]
+	if !t.Critical || t.OnFailure != plan.PolicyStop || t.Type == plan.TypeHumanReview {
+		return
+	}
+	// Templates name other tasks' results, not operations.
+	isTask := func(id string) bool { _, ok := r.index[id]; return ok }
+	text := t.Input
+	for ref := range plan.ResultRefs(t.Input, isTask) {
+		text = strings.Replace(text, t.Input[ref.Start:ref.End], " ", 1)
+	}
+	for _, w := range words(text) {
+		if flaky[w] {
+			r.add(i, CheckOptimismBias, Warning, "on_failure",
+				fmt.Sprintf("the task's input describes a flaky operation (%q), yet one failure halts the run", w))
+			return
+		}
+	}
+}
+
+// words splits s into lower-case words of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// flow checks that a task uses what it depends on: in a template, through
+// inputs wiring, or by naming it in its input. Gates and reviews receive
+// every dependency's output by definition, and a dependency on a human
+// review is a wait for its approval, not a use of its output.
+func (r *reviewer) flow(i int) {
+	t := &r.p.Tasks[i]
+	if t.Type != plan.TypeTask || len(t.DependsOn) == 0 {
+		return
+	}
+	used := make(map[string]bool, len(t.DependsOn))
+	isTask := func(id string) bool { _, ok := r.index[id]; return ok }
+	for ref := range plan.ResultRefs(t.Input, isTask) {
+		used[ref.Task] = true
+	}
+	for _, in := range t.Inputs {
+		used[in.From] = true
+	}
+	// Reviews are waited for, not used; missing dependencies and the task
+	// itself are critical problems of their own.
+	deps, exempt := dedupe(t.DependsOn), 0
+	for _, d := range deps {
+		if j, ok := r.index[d]; !ok || d == t.ID || r.p.Tasks[j].Type == plan.TypeHumanReview {
+			used[d] = true
+			exempt++
+		}
+	}
+	var unused []string
+	for _, d := range t.DependsOn {
+		if !used[d] && !names(t.Input, d) && !slices.Contains(unused, d) {
+			unused = append(unused, d)
+		}
+	}
+	switch {
+	case len(unused) == 0:
+	case len(unused) == len(deps)-exempt:
+		r.add(i, CheckDisconnectedFlow, Warning, "depends_on",
+			fmt.Sprintf("the input uses none of the task's dependencies (%s)", strings.Join(unused, ", ")))
+	default:
+		r.add(i, CheckDisconnectedFlow, Info, "depends_on",
+			fmt.Sprintf("the input uses some of the task's dependencies, but not %s", strings.Join(unused, ", ")))
+	}
+}
+
+func dedupe(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// names reports whether text names id as a word of its own.
+func names(text, id string) bool {
+	if id == "" {
+		return false
+	}
+	lower, want := strings.ToLower(text), strings.ToLower(id)
+	for off := 0; ; {
+		k := strings.Index(lower[off:], want)
+		if k < 0 {
+			return false
+		}
+		start, end := off+k, off+k+len(want)
+		if !wordByte(lower, start-1) && !wordByte(lower, end) {
+			return true
+		}
+		off = start + 1
+	}
+}
+
+// wordByte reports whether s[i] exists and continues an identifier.
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// phases checks the width of the phases and the tasks nothing uses.
+func (r *reviewer) phases(d *plan.DAG) {
+	phases := d.Phases()
+	gateAfter := make([]bool, len(phases)) // a gate in a phase after k
+	for k := len(phases) - 2; k >= 0; k-- {
+		gateAfter[k] = gateAfter[k+1] || slices.ContainsFunc(phases[k+1], func(id string) bool {
+			return r.p.Tasks[r.index[id]].Type == plan.TypeSynthesisGate
+		})
+	}
+	for k, phase := range phases {
+		first := r.index[phase[0]]
+		if len(phase) > MaxParallel {
+			r.add(first, CheckParallelExplosion, Critical, "",
+				fmt.Sprintf("phase %d runs %d tasks in parallel, more than %d", k, len(phase), MaxParallel))
+		}
+		if len(phase) >= WideningPhase && !gateAfter[k] {
+			r.add(first, CheckMissingGate, Warning, "",
+				fmt.Sprintf("phase %d runs %d tasks in parallel (%s) and no synthesis gate follows", k, len(phase), list(phase)))
+		}
+	}
+	if len(r.p.Tasks) < 2 {
+		return
+	}
+	used := make(map[string]bool)
+	for i := range r.p.Tasks {
+		for _, dep := range r.p.Tasks[i].DependsOn {
+			used[dep] = true
+		}
+	}
+	last := len(phases) - 1
+	for k, phase := range phases[:last] {
+		for _, id := range phase {
+			if !used[id] {
+				r.add(r.index[id], CheckOrphanTask, Info, "",
+					fmt.Sprintf("nothing depends on the task, yet it runs in phase %d, before the last phase %d: its result is never used", k, last))
+			}
+		}
+	}
+}
+
+// list names up to five ids.
+func list(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:5], ", ") + fmt.Sprintf(" and %d more", len(ids)-5)
+}

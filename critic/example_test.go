@@ -1,0 +1,90 @@
+package critic_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/plan"
+)
+
+func ExampleReview() {
+	p, err := plan.Parse([]byte(`{"tasks": [
+  {"id": "fetch", "input": "Search the web for this week's papers"},
+  {"id": "digest", "input": "Write a digest", "depends_on": ["fetch"]}
+]}`))
+	if err != nil {
+		panic(err)
+	}
+	rep := critic.Review(p)
+	for _, is := range rep.Issues {
+		fmt.Println(is.Pos, is)
+	}
+	fmt.Println(rep.Score, rep.Summary)
+	for _, r := range rep.Recommendations {
+		fmt.Println("-", r)
+	}
+	// Output:
+	// 2:3 warning: task fetch: on_failure: the task's input describes a flaky operation ("search"), yet one failure halts the run [optimism_bias]
+	// 3:3 warning: task digest: depends_on: the input uses none of the task's dependencies (fetch) [disconnected_flow]
+	// 8 The plan is acceptable, with minor issues.
+	// - Let flaky operations retry (on_failure: retry with max_retries), or make them non-critical.
+	// - Use what a task depends on: {{results.ID}} in its input or inputs wiring; drop dependencies it does not need.
+}
+
+func ExampleReviewSource() {
+	reply := "Here is the plan:\n```json\n" + `{"steps": [
+  {"id": "a", "action": "Draft the notes"},
+  {"id": "b", "action": "Edit {{results.a}}", "after": "a", "agent": "editor"}
+]}` + "\n```"
+	rep := critic.ReviewSource([]byte(reply))
+	for _, is := range rep.Issues {
+		fmt.Println(is.Pos, is)
+	}
+	fmt.Println(rep.Score, rep.Has(critic.Critical))
+
+	rep = critic.ReviewSource([]byte("I would draft the notes first."))
+	fmt.Println(rep.Issues[0])
+	// Output:
+	// 5:3 critical: task b: agent: agent "editor" is not defined in the plan's agents and is not a registry worker [unknown_agent]
+	// 7 true
+	// critical: plan: no JSON object found: expected a plan object such as {"tasks": [...]} [no_json]
+}
+
+// lengthReviewer stands in for an LLM: it flags inputs of fewer than three
+// words.
+type lengthReviewer struct{}
+
+func (lengthReviewer) Review(_ context.Context, p *plan.Plan, static critic.Report) ([]critic.Issue, error) {
+	var out []critic.Issue
+	for _, t := range p.Tasks {
+		if len(strings.Fields(t.Input)) < 3 {
+			out = append(out, critic.Issue{Check: "vague_input", Severity: critic.Warning, TaskID: t.ID, Field: "input",
+				Message: "the input is too short to act on", Recommendation: "Say what the task must produce."})
+		}
+	}
+	return out, nil
+}
+
+func ExampleReviewWith() {
+	p := &plan.Plan{Tasks: []plan.Task{
+		plan.NewTask("outline", "Outline"),
+		plan.NewTask("write", "Write the article from {{results.outline}}"),
+	}}
+	p.Tasks[1].DependsOn = []string{"outline"}
+	p.Tasks[1].Verification = "(count data/result)"
+
+	rep, err := critic.ReviewWith(context.Background(), p, lengthReviewer{})
+	if err != nil {
+		panic(err)
+	}
+	for _, is := range rep.Issues {
+		fmt.Println(is)
+	}
+	fmt.Println(rep.Score, rep.Summary)
+	// Output:
+	// warning: task outline: input: the input is too short to act on [vague_input]
+	// warning: task write: verification: the predicate can never pass: 1:1: never passes: the predicate always returns a number, but it must return true, false or a diagnosis string [predicate_never_passes]
+	// 8 The plan is acceptable, with minor issues.
+}
