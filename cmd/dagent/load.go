@@ -47,23 +47,28 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, err
 }
 
 // loadWith loads the registry file at registry, if any, then the plan at
-// path, validated against the registry's workers. An invalid registry is
-// reported on stderr and exits like an invalid plan.
+// path, validated against the registry's workers.
 func loadWith(cmd *cobra.Command, path, registry string) (*plan.Plan, *agent.Registry, error) {
-	var reg *agent.Registry
-	if registry != "" {
-		var err error
-		reg, err = agent.LoadRegistry(registry)
-		if errors.Is(err, agent.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintln(cmd.ErrOrStderr(), err)
-			return nil, nil, exitCode(exitInvalid)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	reg, err := loadRegistry(cmd, registry)
+	if err != nil {
+		return nil, nil, err
 	}
 	p, err := load(cmd, path, reg.PlanOptions()...)
 	return p, reg, err
+}
+
+// loadRegistry loads the registry file at path; no path, no registry. An
+// invalid registry is reported on stderr and exits like an invalid plan.
+func loadRegistry(cmd *cobra.Command, path string) (*agent.Registry, error) {
+	if path == "" {
+		return nil, nil
+	}
+	reg, err := agent.LoadRegistry(path)
+	if errors.Is(err, agent.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(cmd.ErrOrStderr(), err)
+		return nil, exitCode(exitInvalid)
+	}
+	return reg, err
 }
 
 // read reads the file at path, or stdin for "-"; what names the file in

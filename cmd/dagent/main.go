@@ -2,6 +2,7 @@
 //
 // Usage:
 //
+//	dagent lint [-f F] PLAN...      check plans statically; F: text, json, sarif or github
 //	dagent run PLAN --registry F    run a plan on the registry's workers
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges

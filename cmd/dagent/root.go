@@ -27,5 +27,6 @@ new plan.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRun(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
+	root.AddCommand(newLint())
 	return root
 }

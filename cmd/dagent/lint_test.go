@@ -1,0 +1,555 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/golden"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The fixed set of files every format is checked on: a good plan, a plan
+// with critical, warning and info issues, and a text that is not a plan.
+var lintSet = []string{"testdata/lint/good.json", "testdata/lint/mixed.json", "testdata/lint/not-a-plan.txt"}
+
+const (
+	mixedPlan    = "testdata/lint/mixed.json"
+	lintRegistry = "testdata/lint/registry.yaml"
+	// warningPlan has a warning and nothing worse; infoPlan an info only.
+	warningPlan = `{"tasks": [{"id": "a", "input": "Write an outline.", "on_failure": "retry", "max_retries": 0}]}`
+	infoPlan    = `{"tasks": [{"id": "a", "input": "Write an outline."}, {"id": "b", "input": "Expand {{results.a}}.", "depends_on": ["a"]}, {"id": "c", "input": "Pick a title."}]}`
+)
+
+// lintJSONOut runs dagent lint --format json and decodes its output.
+func lintJSONOut(t *testing.T, stdin string, args ...string) (int, lintJSONDoc, string) {
+	t.Helper()
+	code, stdout, stderr := dagent(t, stdin, append([]string{"lint", "--format", "json"}, args...)...)
+	var doc lintJSONDoc
+	if stdout != "" {
+		require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	}
+	return code, doc, stderr
+}
+
+func checksOf(f lintJSONFile) []string {
+	var checks []string
+	for _, is := range f.Issues {
+		checks = append(checks, is.Check)
+	}
+	return checks
+}
+
+func TestLintGolden(t *testing.T) {
+	for _, format := range []string{"text", "json", "sarif", "github"} {
+		t.Run(format, func(t *testing.T) {
+			code, stdout, stderr := dagent(t, "", append([]string{"lint", "--format", format}, lintSet...)...)
+			assert.Equal(t, exitInvalid, code, "the mixed plan and the text have critical issues")
+			assert.Empty(t, stderr)
+			golden.Check(t, filepath.Join("testdata", "lint", format+".golden"), []byte(stdout))
+		})
+	}
+}
+
+func TestLintJSONShape(t *testing.T) {
+	code, stdout, stderr := dagent(t, "", append([]string{"lint", "-f", "json"}, lintSet...)...)
+	require.Equal(t, exitInvalid, code, stderr)
+	var doc struct {
+		Files []map[string]json.RawMessage `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Len(t, doc.Files, 3)
+	for _, f := range doc.Files {
+		assert.ElementsMatch(t, []string{"path", "score", "summary", "issues", "recommendations"}, slices.Collect(maps.Keys(f)))
+		assert.True(t, bytes.HasPrefix(f["issues"], []byte("[")), "issues is an array, never null: %s", f["issues"])
+		assert.True(t, bytes.HasPrefix(f["recommendations"], []byte("[")), "recommendations is an array, never null: %s", f["recommendations"])
+		var issues []map[string]any
+		require.NoError(t, json.Unmarshal(f["issues"], &issues))
+		for _, is := range issues {
+			assert.ElementsMatch(t, []string{"check", "severity", "task_id", "field", "message", "recommendation", "line", "column"}, slices.Collect(maps.Keys(is)))
+		}
+	}
+
+	_, got, _ := lintJSONOut(t, "", lintSet...)
+	assert.Equal(t, "testdata/lint/good.json", got.Files[0].Path)
+	assert.Equal(t, 10, got.Files[0].Score)
+	mixed := got.Files[1]
+	sevs := map[critic.Severity]bool{}
+	for _, is := range mixed.Issues {
+		sevs[is.Severity] = true
+	}
+	assert.Equal(t, map[critic.Severity]bool{critic.Critical: true, critic.Warning: true, critic.Info: true}, sevs, "the mixed plan has an issue of every severity")
+	notPlan := got.Files[2]
+	require.Len(t, notPlan.Issues, 1)
+	assert.Equal(t, lintJSONIssue{
+		Check: string(plan.CodeNoJSON), Severity: critic.Critical,
+		Message:        notPlan.Issues[0].Message,
+		Recommendation: notPlan.Issues[0].Recommendation,
+	}, notPlan.Issues[0], "a text that is not a plan is a critical issue at an unknown position (0, 0)")
+}
+
+func TestLintFailOn(t *testing.T) {
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		failOn string // "" for the default
+		code   int
+	}{
+		{"good plan, default", "", []string{"testdata/lint/good.json"}, "", exitOK},
+		{"good plan, info", "", []string{"testdata/lint/good.json"}, "info", exitOK},
+		{"mixed plan, default (critical)", "", []string{mixedPlan}, "", exitInvalid},
+		{"mixed plan, critical", "", []string{mixedPlan}, "critical", exitInvalid},
+		{"mixed plan, info", "", []string{mixedPlan}, "info", exitInvalid},
+		{"mixed plan, never", "", []string{mixedPlan}, "never", exitOK},
+		{"warning only, default", warningPlan, []string{"-"}, "", exitOK},
+		{"warning only, critical", warningPlan, []string{"-"}, "critical", exitOK},
+		{"warning only, warning", warningPlan, []string{"-"}, "warning", exitInvalid},
+		{"warning only, info", warningPlan, []string{"-"}, "info", exitInvalid},
+		{"info only, warning", infoPlan, []string{"-"}, "warning", exitOK},
+		{"info only, info", infoPlan, []string{"-"}, "info", exitInvalid},
+		{"info only, never", infoPlan, []string{"-"}, "never", exitOK},
+		{"not a plan, default", "", []string{"testdata/lint/not-a-plan.txt"}, "", exitInvalid},
+		{"not a plan, never", "", []string{"testdata/lint/not-a-plan.txt"}, "never", exitOK},
+		{"malformed JSON, default", "{\"tasks\": [\n  {\"id\": \"a\" \"input\": \"x\"}\n]}", []string{"-"}, "", exitInvalid},
+		{"one bad file among good ones fails the call", "", []string{"testdata/lint/good.json", mixedPlan}, "", exitInvalid},
+		{"worst file decides: warning in stdin", warningPlan, []string{"testdata/lint/good.json", "-"}, "warning", exitInvalid},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"text", "json", "sarif", "github"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				args := []string{"lint", "--format", format}
+				if tt.failOn != "" {
+					args = append(args, "--fail-on", tt.failOn)
+				}
+				code, stdout, stderr := dagent(t, tt.stdin, append(args, tt.args...)...)
+				assert.Equal(t, tt.code, code, "stdout %s\nstderr %s", stdout, stderr)
+				assert.Empty(t, stderr, "findings go to stdout, whatever the exit code")
+				if format != "github" {
+					assert.NotEmpty(t, stdout)
+				}
+			})
+		}
+	}
+}
+
+func TestLintUsageAndIOErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"missing file", []string{"lint", "no/such/plan.json"}, exitUsage, "dagent: read plan: no/such/plan.json does not exist\n"},
+		{"missing file after good ones prints nothing", []string{"lint", "testdata/lint/good.json", mixedPlan, "no/such/plan.json"}, exitUsage, "dagent: read plan: no/such/plan.json does not exist\n"},
+		{"a directory", []string{"lint", "testdata/lint"}, exitUsage, "dagent: read testdata/lint: is a directory\n"},
+		{"glob matching nothing", []string{"lint", "testdata/lint/good.json", "testdata/lint/*.yml"}, exitUsage, "dagent: lint: no file matches \"testdata/lint/*.yml\"\n"},
+		{"bad glob", []string{"lint", "testdata/lint/[.json"}, exitUsage, "dagent: lint: bad glob \"testdata/lint/[.json\": syntax error in pattern\n"},
+		{"stdin twice", []string{"lint", "-", "-"}, exitUsage, "dagent: lint: standard input (-) can be read only once\n"},
+		{"bad format", []string{"lint", "--format", "xml", mixedPlan}, exitUsage, "dagent: unknown format \"xml\": use text, json, sarif or github\n"},
+		{"bad fail-on", []string{"lint", "--fail-on", "error", mixedPlan}, exitUsage, "dagent: unknown --fail-on level \"error\": use critical, warning, info or never\n"},
+		{"no plan", []string{"lint"}, exitUsage, "dagent: requires at least 1 arg(s), only received 0\n"},
+		{"unknown flag", []string{"lint", "--frobnicate", mixedPlan}, exitUsage, "dagent: unknown flag: --frobnicate\n"},
+		{"missing registry", []string{"lint", "--registry", "no/such/registry.yaml", mixedPlan}, exitUsage, "dagent: read registry: open no/such/registry.yaml: no such file or directory\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := dagent(t, `{"tasks": ["a"]}`, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Empty(t, stdout, "nothing is printed when a file cannot be read")
+			assert.Equal(t, tt.stderr, stderr)
+		})
+	}
+}
+
+func TestLintInvalidRegistry(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"registry.yaml": "workers:\n  echo:\n    command: []\n"})
+	code, stdout, stderr := dagent(t, "", "lint", "--registry", filepath.Join(dir, "registry.yaml"), mixedPlan)
+	assert.Equal(t, exitInvalid, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "registry.yaml")
+	assert.NotContains(t, stderr, "dagent: ", "the registry's own message, as dagent run prints it")
+}
+
+func TestLintRegistry(t *testing.T) {
+	_, without, _ := lintJSONOut(t, "", mixedPlan)
+	code, with, stderr := lintJSONOut(t, "", "--registry", lintRegistry, mixedPlan)
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, checksOf(without.Files[0]), "unknown_agent")
+	assert.NotContains(t, checksOf(without.Files[0]), "unknown_worker")
+	assert.Contains(t, checksOf(with.Files[0]), "unknown_worker")
+	assert.NotContains(t, checksOf(with.Files[0]), "unknown_agent")
+
+	// A registry that has the worker clears the issue.
+	dir := writeFiles(t, map[string]string{"registry.yaml": "workers:\n  summarizer:\n    command: [\"true\"]\n"})
+	_, ok, _ := lintJSONOut(t, "", "--registry", filepath.Join(dir, "registry.yaml"), mixedPlan)
+	assert.NotContains(t, checksOf(ok.Files[0]), "unknown_worker")
+	assert.NotContains(t, checksOf(ok.Files[0]), "unknown_agent")
+}
+
+func TestLintGlobs(t *testing.T) {
+	paths := func(doc lintJSONDoc) []string {
+		var out []string
+		for _, f := range doc.Files {
+			out = append(out, f.Path)
+		}
+		return out
+	}
+	// A quoted glob reaches dagent unexpanded; it expands it, sorted.
+	code, doc, stderr := lintJSONOut(t, "", "testdata/lint/*.json")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, []string{"testdata/lint/good.json", mixedPlan}, paths(doc))
+
+	// Files and globs mix, in argument order, each file once.
+	_, doc, _ = lintJSONOut(t, "", "testdata/lint/not-a-plan.txt", "testdata/lint/*.json", "testdata/lint/good.json", "./testdata/lint/good.json", "testdata/lint/mixed.js?n")
+	assert.Equal(t, []string{"testdata/lint/not-a-plan.txt", "testdata/lint/good.json", mixedPlan}, paths(doc))
+
+	// Directories a glob matches are skipped; a glob matching only
+	// directories matches nothing.
+	dir := writeFiles(t, map[string]string{"a.json": `{"tasks": ["x"]}`})
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub.json"), 0o755))
+	code, doc, stderr = lintJSONOut(t, "", filepath.Join(dir, "*.json"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, []string{filepath.Join(dir, "a.json")}, paths(doc))
+	code, _, stderr = lintJSONOut(t, "", filepath.Join(dir, "sub*"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "no file matches")
+
+	// A file whose name holds a glob character is still linted.
+	odd := filepath.Join(dir, "plan[1].json")
+	require.NoError(t, os.WriteFile(odd, []byte(`{"tasks": ["x"]}`), 0o600))
+	code, doc, stderr = lintJSONOut(t, "", odd)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, []string{odd}, paths(doc))
+}
+
+func TestLintStdin(t *testing.T) {
+	mixed, err := os.ReadFile(mixedPlan)
+	require.NoError(t, err)
+
+	code, doc, stderr := lintJSONOut(t, string(mixed), "-")
+	require.Equal(t, exitInvalid, code, stderr)
+	require.Len(t, doc.Files, 1)
+	assert.Equal(t, "-", doc.Files[0].Path)
+	_, fromFile, _ := lintJSONOut(t, "", mixedPlan)
+	assert.Equal(t, fromFile.Files[0].Issues, doc.Files[0].Issues, "standard input is reviewed like the file")
+
+	_, text, _ := dagent(t, string(mixed), "lint", "-")
+	assert.True(t, strings.HasPrefix(text, "<stdin>: score 4/10."), text)
+
+	// GitHub annotations of standard input name no file.
+	_, gh, _ := dagent(t, string(mixed), "lint", "-f", "github", "-")
+	for _, line := range strings.Split(strings.TrimSpace(gh), "\n") {
+		assert.Regexp(t, `^::(error|warning|notice) title=[a-z_]+::`, line)
+	}
+
+	// With files: "-" takes its place among them.
+	_, doc, _ = lintJSONOut(t, string(mixed), "testdata/lint/good.json", "-")
+	assert.Equal(t, "-", doc.Files[1].Path)
+}
+
+func TestLintText(t *testing.T) {
+	code, stdout, _ := dagent(t, "", "lint", "testdata/lint/good.json")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "testdata/lint/good.json: score 10/10. The plan looks good: no issues found.\n\n1 file, 0 critical, 0 warnings, 0 info\n", stdout)
+	assert.NotContains(t, stdout, "\x1b[", "no colour when stdout is not a terminal")
+
+	// Issues are grouped by task, plan-level first, each task once.
+	_, stdout, _ = dagent(t, "", "lint", mixedPlan)
+	var groups []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") {
+			groups = append(groups, strings.TrimSpace(line))
+		}
+	}
+	assert.Equal(t, []string{"plan", "task search", "task notes", "task brief"}, groups)
+	assert.Regexp(t, `(?m)^    16:5 +critical  unknown_agent +agent: agent "summarizer" is not defined`, stdout)
+	assert.Regexp(t, `(?m)^ {40}Define the agent in the plan's agents`, stdout, "the recommendation is indented below the message")
+
+	// Colour: the severities only.
+	files := []lintFile{{path: "p.json", report: critic.ReviewSource([]byte(`{"tasks": [{"id": "a", "agent": "ghost", "on_failure": "retry", "max_retries": 0}, {"id": "b", "input": "x"}, {"id": "c", "depends_on": ["b"]}]}`))}}
+	var buf bytes.Buffer
+	writeLintText(&buf, files, true)
+	assert.Contains(t, buf.String(), "\x1b[31mcritical\x1b[0m  ")
+	assert.Contains(t, buf.String(), "\x1b[33mwarning\x1b[0m   ")
+	assert.Contains(t, buf.String(), "\x1b[34minfo\x1b[0m      ")
+	var plain bytes.Buffer
+	writeLintText(&plain, files, false)
+	assert.Equal(t, plain.String(), regexp.MustCompile("\x1b\\[[0-9]*m").ReplaceAllString(buf.String(), ""), "colour changes nothing else")
+}
+
+func TestLintUseColor(t *testing.T) {
+	assert.False(t, useColor(&bytes.Buffer{}))
+	regular, err := os.Create(filepath.Join(t.TempDir(), "out.txt"))
+	require.NoError(t, err)
+	defer regular.Close()
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "")
+	assert.False(t, useColor(regular), "a regular file is not a terminal")
+
+	// /dev/null is a character device, as a terminal is.
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no", os.DevNull)
+	}
+	defer devnull.Close()
+	assert.True(t, useColor(devnull))
+	t.Setenv("NO_COLOR", "1")
+	assert.False(t, useColor(devnull), "NO_COLOR turns colour off")
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "dumb")
+	assert.False(t, useColor(devnull), "a dumb terminal has no colour")
+}
+
+func TestLintGitHub(t *testing.T) {
+	assert.Equal(t, "100%25 done%0Aline 2%0D: a, b", githubData("100% done\nline 2\r: a, b"))
+	assert.Equal(t, "a%3Ab%2Cc%25d%0Ae%0D", githubProperty("a:b,c%d\ne\r"))
+
+	// A file name with the characters properties escape.
+	dir := writeFiles(t, map[string]string{"a,b:c%.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	t.Chdir(dir)
+	code, stdout, stderr := dagent(t, "", "lint", "-f", "github", "a,b:c%.json")
+	t.Chdir(wd)
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, "::error file=a%2Cb%3Ac%25.json,line=1,col=12,title=unknown_agent::task x: agent: agent \"ghost\" is not defined in the plan's agents and is not a registry worker%0ADefine the agent in the plan's agents, name a registry worker, or use \"default\".\n", stdout)
+
+	// A message with a newline stays one workflow command.
+	const newline = "{\"tasks\": [{\"id\": \"a\\nb\", \"input\": \"x\", \"verification\": \"(> 1\"}]}"
+	_, doc, _ := lintJSONOut(t, newline, "-")
+	_, stdout, _ = dagent(t, newline, "lint", "-f", "github", "-")
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	assert.Len(t, lines, len(doc.Files[0].Issues), stdout)
+	for _, line := range lines {
+		assert.True(t, strings.HasPrefix(line, "::"), line)
+	}
+	assert.Contains(t, stdout, "task a%0Ab: verification")
+}
+
+// sarifSchema compiles the official SARIF 2.1.0 JSON schema (OASIS,
+// errata01), testdata/sarif-schema-2.1.0.json. It was taken verbatim from
+// the Go module github.com/owenrumney/go-sarif/v3 v3.3.1
+// (pkg/report/v210/sarif/schema.go, a public-domain module that embeds the
+// schema as a string), fetched with `go mod download` through the Go module
+// proxy; its "id" is
+// https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json.
+func sarifSchemaFor(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	const id = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	require.NoError(t, c.AddResource(id, doc))
+	sch, err := c.Compile(id)
+	require.NoError(t, err)
+	return sch
+}
+
+func validateSARIF(t *testing.T, sch *jsonschema.Schema, doc string) error {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	require.NoError(t, err, doc)
+	return sch.Validate(inst)
+}
+
+func TestLintSARIFSchema(t *testing.T) {
+	sch := sarifSchemaFor(t)
+	abs, err := filepath.Abs(mixedPlan)
+	require.NoError(t, err)
+	outside := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
+	mixed, err := os.ReadFile(mixedPlan)
+	require.NoError(t, err)
+	cases := map[string][]string{
+		"fixed set":          lintSet,
+		"good plan only":     {"testdata/lint/good.json"},
+		"absolute path":      {abs},
+		"outside the tree":   {filepath.Join(outside, "my plan.json")},
+		"standard input":     {"-"},
+		"with a registry":    {"--registry", lintRegistry, mixedPlan},
+		"every plan problem": {"testdata/lint/*.json", "testdata/lint/not-a-plan.txt"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, stdout, stderr := dagent(t, string(mixed), append([]string{"lint", "-f", "sarif", "--fail-on", "never"}, args...)...)
+			require.Empty(t, stderr)
+			require.NoError(t, validateSARIF(t, sch, stdout))
+		})
+	}
+}
+
+func TestLintSARIFSchemaRejectsBrokenLogs(t *testing.T) {
+	sch := sarifSchemaFor(t)
+	_, good, _ := dagent(t, "", append([]string{"lint", "-f", "sarif"}, lintSet...)...)
+	require.NoError(t, validateSARIF(t, sch, good))
+
+	broken := map[string]func(doc map[string]any){
+		"no version":          func(doc map[string]any) { delete(doc, "version") },
+		"wrong version":       func(doc map[string]any) { doc["version"] = "2.0.0" },
+		"unknown top-level":   func(doc map[string]any) { doc["frobnicate"] = true },
+		"no tool":             func(doc map[string]any) { delete(sarifRunOf(doc), "tool") },
+		"no driver name":      func(doc map[string]any) { delete(sarifDriverOf(doc), "name") },
+		"severity as a level": func(doc map[string]any) { sarifResultOf(doc)["level"] = "critical" },
+		"line 0":              func(doc map[string]any) { sarifRegionOf(doc)["startLine"] = 0 },
+		"message not object":  func(doc map[string]any) { sarifResultOf(doc)["message"] = "text" },
+		"bad column kind":     func(doc map[string]any) { sarifRunOf(doc)["columnKind"] = "bytes" },
+	}
+	for name, breakIt := range broken {
+		t.Run(name, func(t *testing.T) {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal([]byte(good), &doc))
+			breakIt(doc)
+			b, err := json.Marshal(doc)
+			require.NoError(t, err)
+			assert.Error(t, validateSARIF(t, sch, string(b)))
+		})
+	}
+}
+
+func sarifRunOf(doc map[string]any) map[string]any {
+	return doc["runs"].([]any)[0].(map[string]any)
+}
+
+func sarifDriverOf(doc map[string]any) map[string]any {
+	return sarifRunOf(doc)["tool"].(map[string]any)["driver"].(map[string]any)
+}
+
+func sarifResultOf(doc map[string]any) map[string]any {
+	return sarifRunOf(doc)["results"].([]any)[0].(map[string]any)
+}
+
+func sarifRegionOf(doc map[string]any) map[string]any {
+	loc := sarifResultOf(doc)["locations"].([]any)[0].(map[string]any)
+	return loc["physicalLocation"].(map[string]any)["region"].(map[string]any)
+}
+
+// sarifOut runs dagent lint --format sarif and decodes its output.
+func sarifOut(t *testing.T, stdin string, args ...string) sarifLog {
+	t.Helper()
+	_, stdout, stderr := dagent(t, stdin, append([]string{"lint", "-f", "sarif"}, args...)...)
+	require.Empty(t, stderr)
+	var doc sarifLog
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	return doc
+}
+
+func TestLintSARIF(t *testing.T) {
+	doc := sarifOut(t, "", lintSet...)
+	require.Len(t, doc.Runs, 1)
+	run := doc.Runs[0]
+	assert.Equal(t, "dagent", run.Tool.Driver.Name)
+	assert.Equal(t, buildVersion(), run.Tool.Driver.Version, "the version `dagent version` prints")
+
+	// One rule per check found, each result pointing at its rule.
+	var found []string
+	for _, r := range run.Results {
+		if !slices.Contains(found, r.RuleID) {
+			found = append(found, r.RuleID)
+		}
+		require.Less(t, r.RuleIndex, len(run.Tool.Driver.Rules))
+		assert.Equal(t, r.RuleID, run.Tool.Driver.Rules[r.RuleIndex].ID)
+		require.Len(t, r.Locations, 1)
+		assert.GreaterOrEqual(t, r.Locations[0].PhysicalLocation.Region.StartLine, 1, "GitHub requires a region")
+		assert.Len(t, r.PartialFingerprints[sarifFingerprint], 32)
+	}
+	var rules []string
+	for _, r := range run.Tool.Driver.Rules {
+		rules = append(rules, r.ID)
+		assert.NotEmpty(t, r.Help.Text)
+		assert.NotEmpty(t, r.Help.Markdown)
+	}
+	assert.ElementsMatch(t, found, rules)
+	levels := map[string]string{}
+	for _, r := range run.Results {
+		levels[r.RuleID] = r.Level
+	}
+	assert.Equal(t, map[string]string{"unknown_key": "warning", "optimism_bias": "warning", "unknown_agent": "error", "disconnected_flow": "note", "no_json": "error"}, levels)
+
+	// No issue: an empty list of results and rules, not null.
+	_, stdout, _ := dagent(t, "", "lint", "-f", "sarif", "testdata/lint/good.json")
+	assert.Contains(t, stdout, `"results": []`)
+	assert.Contains(t, stdout, `"rules": []`)
+}
+
+func TestLintSARIFURIs(t *testing.T) {
+	uriOf := func(doc sarifLog) string {
+		return doc.Runs[0].Results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI
+	}
+	abs, err := filepath.Abs(mixedPlan)
+	require.NoError(t, err)
+	assert.Equal(t, "testdata/lint/mixed.json", uriOf(sarifOut(t, "", abs)), "an absolute path inside the working directory becomes relative")
+	assert.Equal(t, "testdata/lint/mixed.json", uriOf(sarifOut(t, "", "./testdata//lint/../lint/mixed.json")), "paths are cleaned")
+
+	dir := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
+	assert.Equal(t, "file://"+filepath.ToSlash(dir)+"/my%20plan.json", uriOf(sarifOut(t, "", filepath.Join(dir, "my plan.json"))), "outside the working directory: a file URI")
+
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	t.Chdir(dir)
+	uri := uriOf(sarifOut(t, "", "my plan.json"))
+	t.Chdir(wd)
+	assert.Equal(t, "my%20plan.json", uri, "URIs are escaped")
+}
+
+func TestLintSARIFFingerprints(t *testing.T) {
+	mixed, err := os.ReadFile(mixedPlan)
+	require.NoError(t, err)
+	prints := func(src string) map[string]int {
+		out := map[string]int{}
+		for _, r := range sarifOut(t, src, "-").Runs[0].Results {
+			out[r.PartialFingerprints[sarifFingerprint]] = r.Locations[0].PhysicalLocation.Region.StartLine
+		}
+		return out
+	}
+	before := prints(string(mixed))
+	after := prints("\n\n\n" + string(mixed))
+	require.Len(t, before, 5, "every issue has its own fingerprint")
+	for fp, line := range before {
+		assert.Equal(t, line+3, after[fp], "the fingerprint does not change when lines move")
+	}
+	// It changes with the file.
+	dir := writeFiles(t, map[string]string{"other.json": string(mixed)})
+	for _, r := range sarifOut(t, "", filepath.Join(dir, "other.json")).Runs[0].Results {
+		assert.NotContains(t, before, r.PartialFingerprints[sarifFingerprint])
+	}
+}
+
+func TestLintSARIFUnknownCheck(t *testing.T) {
+	files := []lintFile{{path: "p.json", report: critic.Report{Issues: []critic.Issue{
+		{Check: "llm_review", Severity: critic.Info, Message: "a"},
+		{Check: "llm_review", Severity: critic.Warning, Message: "b"},
+	}}}}
+	var buf bytes.Buffer
+	require.NoError(t, writeSARIF(&buf, files))
+	require.NoError(t, validateSARIF(t, sarifSchemaFor(t), buf.String()))
+	var doc sarifLog
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	rule := doc.Runs[0].Tool.Driver.Rules[0]
+	assert.Equal(t, "llm_review", rule.ID)
+	assert.Equal(t, "warning", rule.DefaultConfiguration.Level, "the worst severity it was found with")
+}
+
+func TestLintHelp(t *testing.T) {
+	code, stdout, stderr := dagent(t, "", "lint", "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	for _, want := range []string{"Usage:", "--fail-on", "text, json, sarif or github", "critical, warning, info or never"} {
+		assert.Contains(t, stdout, want)
+	}
+	_, stdout, _ = dagent(t, "", "--help")
+	assert.Contains(t, stdout, "lint")
+}
