@@ -1,0 +1,82 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/dagent-dev/dagent/llm"
+)
+
+// NewOpenAI talks to any OpenAI-compatible server. With the environment
+// unset it says what to set.
+func ExampleNewOpenAI() {
+	cfg := llm.ConfigFromEnv() // OPENAI_API_KEY, OPENAI_BASE_URL, DAGENT_MODEL
+	cfg.Timeout = time.Minute  // per attempt; transient faults are retried
+	client, err := llm.NewOpenAI(cfg)
+	if errors.Is(err, llm.ErrNotConfigured) {
+		log.Fatal(err) // llm: no LLM configured: set OPENAI_API_KEY ... or OPENAI_BASE_URL ...
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := client.Complete(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is the capital of France?"}},
+	})
+	var apiErr *llm.APIError
+	if errors.As(err, &apiErr) {
+		log.Fatalf("the server refused (status %d): %s", apiErr.Status, apiErr.Message)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Content, resp.Usage.Total())
+}
+
+// A Meter counts tokens and calls, and refuses calls once a budget is spent.
+func ExampleMeter() {
+	model := llm.ClientFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{
+			Message: llm.Message{Role: llm.RoleAssistant, Content: "ok"},
+			Usage:   llm.Usage{PromptTokens: 30, CompletionTokens: 10},
+		}, nil
+	})
+	meter := llm.NewMeter(model, llm.Budget{MaxCalls: 2})
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	for range 3 {
+		if _, err := meter.Complete(context.Background(), req); err != nil {
+			fmt.Println(errors.Is(err, llm.ErrBudgetExceeded), err)
+		}
+	}
+	fmt.Println(meter.Calls(), meter.Usage().PromptTokens, meter.Usage().CompletionTokens)
+	// Output:
+	// true llm: budget exceeded: 2 calls made of a budget of 2
+	// 2 60 20
+}
+
+// Replay answers from a recording made with Record, without a model.
+func ExampleReplay() {
+	client, err := llm.Replay("testdata/capital.jsonl")
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := client.Complete(context.Background(), llm.Request{
+		Model:    "gpt-4o-mini",
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is the capital of France? One word."}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Content, resp.Usage.Total())
+
+	_, err = client.Complete(context.Background(), llm.Request{
+		Model:    "gpt-4o-mini",
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "And of Italy?"}},
+	})
+	fmt.Println(errors.Is(err, llm.ErrNotRecorded))
+	// Output:
+	// Paris. 16
+	// true
+}
