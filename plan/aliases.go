@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // field is a canonical task field.
 type field int
@@ -19,6 +22,7 @@ const (
 	fieldOnVerificationFailure
 	fieldInputs
 	fieldParams
+	fieldOutputSchema
 	numFields
 )
 
@@ -39,14 +43,22 @@ var taskKeys = [numFields][]string{
 	fieldOnVerificationFailure: {"on_verification_failure"},
 	fieldInputs:                {"inputs"},
 	fieldParams:                {"params", "parameters"},
+	fieldOutputSchema:          {"output_schema", "outputSchema", "response_schema", "output_format", "schema"},
 }
+
+// objectOnlyKeys are task aliases whose names LLMs also use for other
+// things ("output_format": "markdown", "schema": "a list of URLs"). Such a
+// key means its field only when its value is an object; otherwise it is an
+// unknown key, dropped and recorded, rather than a problem.
+var objectOnlyKeys = []string{"output_format", "schema"}
 
 func (f field) String() string { return taskKeys[f][0] }
 
 type alias struct {
-	field field
-	rank  int
-	key   string
+	field      field
+	rank       int
+	key        string
+	objectOnly bool // see objectOnlyKeys
 }
 
 // taskAliasesByLen holds every accepted task key with its field and
@@ -59,7 +71,7 @@ var taskAliasesByLen = func() [][]alias {
 			for len(byLen) <= len(k) {
 				byLen = append(byLen, nil)
 			}
-			byLen[len(k)] = append(byLen[len(k)], alias{field(f), rank, k})
+			byLen[len(k)] = append(byLen[len(k)], alias{field(f), rank, k, slices.Contains(objectOnlyKeys, k)})
 		}
 	}
 	return byLen

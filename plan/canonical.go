@@ -21,6 +21,7 @@ type taskJSON struct {
 	OnVerificationFailure Policy              `json:"on_verification_failure"`
 	Inputs                map[string]InputRef `json:"inputs,omitempty"`
 	Params                map[string]any      `json:"params,omitempty"`
+	OutputSchema          json.RawMessage     `json:"output_schema,omitempty"`
 }
 
 // MarshalJSON writes the task's canonical JSON.
@@ -29,7 +30,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn,
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
 		Verification: t.Verification, OnVerificationFailure: t.OnVerificationFailure,
-		Inputs: t.Inputs, Params: t.Params,
+		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema,
 	}
 	if j.DependsOn == nil {
 		j.DependsOn = []string{}

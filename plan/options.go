@@ -7,7 +7,8 @@ type Limits struct {
 	MaxPlanBytes int
 	// MaxTasks bounds the number of tasks. Default 10,000.
 	MaxTasks int
-	// MaxInputBytes bounds one task's input. Default 1 MiB.
+	// MaxInputBytes bounds one task's input, and separately its
+	// output_schema: both are sent to the agent. Default 1 MiB.
 	MaxInputBytes int
 	// MaxRetries bounds one task's max_retries. Default 100.
 	MaxRetries int

@@ -318,6 +318,9 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 		if !ok && bytes.IndexByte(quoted, '\\') >= 0 {
 			a, ok = taskAlias([]byte(unquote(quoted)))
 		}
+		if ok && a.objectOnly && v.kind != '{' && !v.isNull() {
+			ok = false // "output_format": "markdown" is no output schema
+		}
 		k := a.key
 		switch {
 		case !ok:
@@ -432,6 +435,15 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		if v.len() > 0 {
 			t.Params = toAny(v).(map[string]any)
 		}
+	case fieldOutputSchema:
+		if v.kind != '{' {
+			p.problems.add(CodeInvalidField, id, name, p.pos(v), "output_schema must be a JSON Schema object, found "+v.kindName())
+			return
+		}
+		// As written, key order and escapes included, but compact and
+		// without the trailing commas the scanner tolerates. The raw span
+		// bounds the compact form: one allocation.
+		t.OutputSchema = v.appendJSON(make([]byte, 0, v.end-v.off))
 	}
 }
 

@@ -141,7 +141,18 @@ func TestParseTaskAliases(t *testing.T) {
 		}},
 		{"params", `{"id": "a", "params": {"k": "v"}}`, func(t *plan.Task) { t.ID, t.Params = "a", map[string]any{"k": "v"} }},
 		{"parameters", `{"id": "a", "parameters": {"k": "v"}}`, func(t *plan.Task) { t.ID, t.Params = "a", map[string]any{"k": "v"} }},
-		{"null values are absent", `{"id": "a", "agent": null, "depends_on": null, "type": null, "max_retries": null, "critical": null, "timeout": null}`,
+		// output_schema
+		{"output_schema", `{"id": "a", "output_schema": {"type": "object"}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"outputSchema", `{"id": "a", "outputSchema": {"type": "object"}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"response_schema", `{"id": "a", "response_schema": {"type": "object"}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"output_format", `{"id": "a", "output_format": {"type": "object"}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"schema", `{"id": "a", "schema": {"type": "object"}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"output_schema wins over schema", `{"id": "a", "schema": {"type": "array"}, "output_schema": {"type": "object"}}`,
+			func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"output_format that is no object is no schema", `{"id": "a", "output_format": "markdown", "schema": {"type": "object"}}`,
+			func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{"type":"object"}`) }},
+		{"empty output_schema is kept", `{"id": "a", "output_schema": {}}`, func(t *plan.Task) { t.ID, t.OutputSchema = "a", json.RawMessage(`{}`) }},
+		{"null values are absent", `{"id": "a", "agent": null, "depends_on": null, "type": null, "max_retries": null, "critical": null, "timeout": null, "output_schema": null, "schema": null}`,
 			func(t *plan.Task) { t.ID = "a" }},
 		{"null alias does not hide another alias", `{"id": "a", "input": null, "query": "Find X"}`, func(t *plan.Task) { t.ID, t.Input = "a", "Find X" }},
 	}
@@ -185,6 +196,7 @@ func TestParseDefaults(t *testing.T) {
 			assert.Empty(t, got.Verification)
 			assert.Empty(t, got.Inputs)
 			assert.Empty(t, got.Params)
+			assert.Nil(t, got.OutputSchema)
 			assert.Empty(t, p.Mission)
 			assert.Empty(t, p.Agents)
 			assert.Empty(t, p.Unknown)
@@ -470,6 +482,14 @@ func TestParseErrors(t *testing.T) {
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "verification", msg: "verification must be a string, found a number", at: `1}`}},
 		{name: "params is a list", src: `{"tasks": [{"id": "a", "params": [1, 2]}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "params", msg: "params must be an object, found an array", at: `[1, 2]`}},
+		{name: "output_schema is a list", src: `{"tasks": [{"id": "a", "output_schema": [{"type": "string"}]}]}`,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "output_schema", msg: "output_schema must be a JSON Schema object, found an array", at: `[{"type"`}},
+		{name: "output_schema is a string", src: `{"tasks": [{"id": "a", "output_schema": "{\"type\": \"object\"}"}]}`,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "output_schema", msg: "output_schema must be a JSON Schema object, found a string", at: `"{\"type`}},
+		{name: "response_schema is a boolean", src: `{"tasks": [{"id": "a", "response_schema": true}]}`,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "output_schema", msg: "output_schema must be a JSON Schema object, found a boolean", at: `true`}},
+		{name: "outputSchema is a number", src: `{"tasks": [{"id": "a", "outputSchema": 1}]}`,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "output_schema", msg: "output_schema must be a JSON Schema object, found a number", at: `1}`}},
 		{name: "inputs is a string", src: `{"tasks": [{"id": "a", "inputs": "b.x"}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "inputs", at: `"b.x"`,
 				msg: `inputs must be an object of slot: {"from": TASK, "slot": PATH}, found a string`}},
@@ -1040,6 +1060,80 @@ func TestParseParams(t *testing.T) {
 	})
 }
 
+func TestParseOutputSchema(t *testing.T) {
+	tests := []struct {
+		name    string
+		written string // the value of output_schema
+		want    string // Task.OutputSchema
+	}{
+		{"compact", `{"type":"object"}`, `{"type":"object"}`},
+		{"white space removed", "{\n  \"type\" : \"object\",\n\t\"required\": [ \"a\" , \"b\" ]\n}", `{"type":"object","required":["a","b"]}`},
+		{"trailing commas removed", `{"type": "object", "required": ["a", "b",], "properties": {"a": {},},}`, `{"type":"object","required":["a","b"],"properties":{"a":{}}}`},
+		{"key order kept", `{"required": ["z"], "type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "number"}}}`,
+			`{"required":["z"],"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"}}}`},
+		{"numbers as written", `{"type": "number", "minimum": 1.50, "maximum": 1e2, "multipleOf": 12345678901234567890.0}`,
+			`{"type":"number","minimum":1.50,"maximum":1e2,"multipleOf":12345678901234567890.0}`},
+		{"strings and names as written", `{"description": "a \u00e9 \"q\" <b> & \/", "propert\u0069es": {"é": true}}`,
+			`{"description":"a \u00e9 \"q\" <b> & \/","propert\u0069es":{"é":true}}`},
+		{"literals", `{"additionalProperties": false, "default": null, "const": true}`, `{"additionalProperties":false,"default":null,"const":true}`},
+		{"white space inside strings kept", `{"pattern": "^a b\t$", "description": " two  spaces "}`, `{"pattern":"^a b\t$","description":" two  spaces "}`},
+		{"empty containers", `{"items": [], "properties": {}, "enum": [[], {}]}`, `{"items":[],"properties":{},"enum":[[],{}]}`},
+		{"empty object", `{ }`, `{}`},
+		{"nested", `{"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]}}}}`,
+			`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"}},"required":["url"]}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := ptMustParse(t, `{"tasks": [{"id": "a", "output_schema": `+tt.written+`}]}`)
+			got := p.Tasks[0].OutputSchema
+			assert.Equal(t, tt.want, string(got))
+			assert.True(t, json.Valid(got), "%s", got)
+			require.NoError(t, p.Validate())
+
+			// json.Marshal writes it (escaping <, > and & as it does
+			// everywhere); the canonical form reads back to the same bytes.
+			compact, err := json.Marshal(p.Tasks[0])
+			require.NoError(t, err)
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(compact, &fields))
+			assert.JSONEq(t, tt.want, string(fields["output_schema"]))
+			out, err := p.Canonical()
+			require.NoError(t, err)
+			q := ptMustParse(t, string(out))
+			assert.Equal(t, string(got), string(q.Tasks[0].OutputSchema), "canonical form:\n%s", out)
+			again, err := q.Canonical()
+			require.NoError(t, err)
+			assert.Equal(t, string(out), string(again))
+		})
+	}
+
+	t.Run("canonical key order", func(t *testing.T) {
+		p := ptMustParse(t, `{"tasks": [{"schema": {"type": "object"}, "params": {"k": 1}, "id": "a", "inputs": {"x": "b"}}, "b"]}`)
+		b, err := json.Marshal(p.Tasks[0])
+		require.NoError(t, err)
+		assert.Equal(t, `{"id":"a","agent":"default","input":"","depends_on":[],"type":"task","on_failure":"stop","max_retries":2,"critical":true,`+
+			`"on_verification_failure":"retry","inputs":{"x":{"from":"b"}},"params":{"k":1},"output_schema":{"type":"object"}}`, string(b))
+	})
+	t.Run("absent is left out", func(t *testing.T) {
+		b, err := json.Marshal(ptOneTask(t, `{"id": "a"}`))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "output_schema")
+	})
+	t.Run("indented in the canonical form", func(t *testing.T) {
+		p := ptMustParse(t, `{"tasks": [{"id": "a", "output_schema": {"type": "object", "required": ["x",],}}]}`)
+		out, err := p.Canonical()
+		require.NoError(t, err)
+		assert.Contains(t, string(out), `
+      "output_schema": {
+        "type": "object",
+        "required": [
+          "x"
+        ]
+      }
+    }`)
+	})
+}
+
 func TestParseAgents(t *testing.T) {
 	tests := []struct {
 		name string
@@ -1152,8 +1246,24 @@ func TestParseUnknownKeys(t *testing.T) {
 		p := ptMustParse(t, `{"mission": "m", "agents": {"w": {"name": "w", "prompt": "p", "tools": [], "model": "m"}},
 			"tasks": [{"id": "a", "agent": "w", "input": "x", "depends_on": [], "type": "task", "on_failure": "stop",
 			"max_retries": 1, "critical": true, "timeout": "1s", "verification": "true", "on_verification_failure": "stop",
-			"inputs": {}, "params": {}}]}`)
+			"inputs": {}, "params": {}, "output_schema": {}}]}`)
 		assert.Empty(t, p.Unknown)
+	})
+	t.Run("output_format and schema that are no object", func(t *testing.T) {
+		p := ptMustParse(t, `{"tasks": [{"id": "a", "output_format": "markdown", "schema": ["x"], "response_schema": {"type": "object"}}]}`)
+		assert.Equal(t, json.RawMessage(`{"type":"object"}`), p.Tasks[0].OutputSchema)
+		var keys []string
+		for _, u := range p.Unknown {
+			assert.Equal(t, "a", u.TaskID)
+			keys = append(keys, u.Key)
+		}
+		assert.Equal(t, []string{"output_format", "schema"}, keys, "generic names mean an output schema only when they hold an object")
+	})
+	t.Run("a shadowed output_format object", func(t *testing.T) {
+		p := ptMustParse(t, `{"tasks": [{"id": "a", "output_format": {"type": "array"}, "output_schema": {"type": "object"}}]}`)
+		assert.Equal(t, json.RawMessage(`{"type":"object"}`), p.Tasks[0].OutputSchema)
+		require.Len(t, p.Unknown, 1)
+		assert.Equal(t, "output_format", p.Unknown[0].Key)
 	})
 	t.Run("keys of a phase object", func(t *testing.T) {
 		p := ptMustParse(t, `{"phases": [

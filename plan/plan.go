@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -61,6 +62,12 @@ type Task struct {
 	// Params are free-form parameters handed to the agent. Numbers are
 	// json.Number so that no precision is lost.
 	Params map[string]any
+	// OutputSchema is a JSON Schema, a JSON object, that the task's result
+	// must satisfy; an LLM sub-agent requests it as structured output. Parse
+	// keeps it as written (key order and string escapes included) but
+	// compact; nil means the task has none and its result is free-form.
+	// Validate checks that it is a JSON object within Limits.MaxInputBytes.
+	OutputSchema json.RawMessage
 	// Pos is where the task starts in the parsed source; zero when the task
 	// was built in Go.
 	Pos Position

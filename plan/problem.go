@@ -23,7 +23,9 @@ const (
 	CodePlanTooLarge Code = "plan_too_large"
 	// CodeMissingTasks: no task list under any accepted key.
 	CodeMissingTasks Code = "missing_tasks"
-	// CodeInvalidField: a field holds the wrong kind of JSON value.
+	// CodeInvalidField: a field holds the wrong kind of JSON value. Validate
+	// reports it too, for an OutputSchema built in Go that is not a JSON
+	// object.
 	CodeInvalidField Code = "invalid_field"
 	// CodeInvalidType: type is not task, synthesis_gate or human_review (or an alias).
 	CodeInvalidType Code = "invalid_type"
@@ -61,7 +63,8 @@ const (
 	CodeTemplateNotUpstream Code = "template_not_upstream"
 	// CodeTooManyTasks: the plan exceeds Limits.MaxTasks.
 	CodeTooManyTasks Code = "too_many_tasks"
-	// CodeInputTooLarge: a task's input exceeds Limits.MaxInputBytes.
+	// CodeInputTooLarge: a task's input or output_schema exceeds
+	// Limits.MaxInputBytes.
 	CodeInputTooLarge Code = "input_too_large"
 	// CodeTooManyRetries: max_retries exceeds Limits.MaxRetries.
 	CodeTooManyRetries Code = "too_many_retries"

@@ -155,6 +155,7 @@ func schemaFullTask() plan.Task {
 	tk.OnVerificationFailure = plan.PolicySkip
 	tk.Inputs = map[string]plan.InputRef{"sources": schemaFullInputRef()}
 	tk.Params = map[string]any{"depth": json.Number("2"), "lang": "en", "flags": []any{true, nil}}
+	tk.OutputSchema = json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}},"required":["items"]}`)
 	tk.Pos = plan.Position{Line: 7, Column: 5}
 	return tk
 }
@@ -323,7 +324,8 @@ func TestSchemaAcceptsCanonical(t *testing.T) {
 			"tasks": [
 				{"id": "competitors", "agent": "researcher", "input": "List three competitors as {\"items\": [...]}",
 				 "on_failure": "retry", "max_retries": 3, "timeout": "2m", "critical": true,
-				 "verification": "(= (count (get data/result \"items\")) 3)", "on_verification_failure": "retry"},
+				 "verification": "(= (count (get data/result \"items\")) 3)", "on_verification_failure": "retry",
+				 "output_schema": {"type": "object", "properties": {"items": {"type": "array", "maxItems": 3,}}, "required": ["items"],}},
 				{"id": "pricing", "agent": "researcher", "input": "Pricing of {{results.competitors.items}}",
 				 "depends_on": ["competitors"], "type": "task", "on_failure": "skip", "max_retries": 0,
 				 "critical": false, "timeout": "1h30m", "on_verification_failure": "stop",
@@ -341,7 +343,8 @@ func TestSchemaAcceptsCanonical(t *testing.T) {
 				{"step_id": "a", "worker": "analyst", "query": "Gather facts", "retries": "4", "on_failure": "Halt", "timeout": "90 seconds"},
 				{"task_id": "b", "assigned_to": "analyst", "prompt": "Use {{results.a}}", "requires": "a",
 				 "type": "Synthesis Gate", "on_verification_failure": "REPLAN", "critical": "false",
-				 "inputs": {"facts": "a.facts.list", "raw": {"task": "a", "path": "raw"}}, "parameters": {"k": 1}},
+				 "inputs": {"facts": "a.facts.list", "raw": {"task": "a", "path": "raw"}}, "parameters": {"k": 1},
+				 "response_schema": {"type": "object"}, "output_format": "markdown"},
 				{"name": "c", "action": "Review", "after": ["b", "b"], "type": "approval", "timeout": "2 min", "temperature": 0.2}
 			]
 		}` + "\n```\nLet me know."},
@@ -484,6 +487,10 @@ func TestSchemaRejects(t *testing.T) {
 		{"input an object", `{"tasks": [{"id": "a", "input": {"q": 1}}]}`, "/tasks/0/input", schemaByParse, plan.CodeInvalidField, ""},
 		{"input a number", `{"tasks": [{"id": "a", "input": 42}]}`, "/tasks/0/input", schemaLenient, "", ""},
 		{"params an array", `{"tasks": [{"id": "a", "params": [1]}]}`, "/tasks/0/params", schemaByParse, plan.CodeInvalidField, ""},
+		{"output_schema an array", `{"tasks": [{"id": "a", "output_schema": [{"type": "string"}]}]}`, "/tasks/0/output_schema", schemaByParse, plan.CodeInvalidField, ""},
+		{"output_schema a string", `{"tasks": [{"id": "a", "output_schema": "{\"type\": \"object\"}"}]}`, "/tasks/0/output_schema", schemaByParse, plan.CodeInvalidField, ""},
+		{"output_schema alias", `{"tasks": [{"id": "a", "outputSchema": {"type": "object"}}]}`, "/tasks/0", schemaLenient, "", ""},
+		{"output_format a word", `{"tasks": [{"id": "a", "output_format": "markdown"}]}`, "/tasks/0", schemaLenient, "", "output_format"},
 		{"critical a string", `{"tasks": [{"id": "a", "critical": "false"}]}`, "/tasks/0/critical", schemaLenient, "", ""},
 		{"empty agent", `{"tasks": [{"id": "a", "agent": ""}]}`, "/tasks/0/agent", schemaLenient, "", ""},
 		{"agent a prompt string", `{"agents": {"w": "You write."}, "tasks": [{"id": "a", "agent": "w"}]}`, "/agents/w", schemaLenient, "", ""},

@@ -113,6 +113,27 @@ func (n node) rawMembers() iter.Seq2[[]byte, node] {
 	}
 }
 
+// appendJSON appends the value's JSON as written, member names and scalars
+// byte for byte, without the source's white space and trailing commas: valid,
+// compact JSON.
+func (n node) appendJSON(dst []byte) []byte {
+	if n.kind != '{' && n.kind != '[' {
+		return append(dst, n.t.src[n.off:n.end]...)
+	}
+	dst = append(dst, n.kind)
+	for i, r := range n.t.recs[n.first : n.first+n.count] {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if n.kind == '{' {
+			dst = append(dst, n.t.src[r.nameOff:r.name]...)
+			dst = append(dst, ':')
+		}
+		dst = node{n.t, r}.appendJSON(dst)
+	}
+	return append(dst, n.kind+2) // '{'+2 is '}', '['+2 is ']'
+}
+
 // get returns the member named key of an object node.
 func (n node) get(key string) (node, bool) {
 	if n.kind != '{' {

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,7 +15,8 @@ import (
 // Validate reports every problem of the plan at once as a *Error: an empty
 // plan, bad ids, duplicate ids, dependencies on missing tasks or on the task
 // itself, cycles, unknown agents, inputs and {{results.ID}} templates that
-// name a task that is not upstream, values out of range, and the limits.
+// name a task that is not upstream, values out of range, an output schema
+// that is not a JSON object, and the limits.
 // Problems come grouped by task, in source order.
 //
 // An agent is known when the plan defines it, when it is DefaultAgent, or
@@ -72,6 +75,34 @@ func validateTask(p *Plan, i int, c config, r *report) {
 	if exceeds(len(t.Input), c.limits.MaxInputBytes) {
 		r.add(i, CodeInputTooLarge, "input", fmt.Sprintf("input is %d bytes, over the limit of %d", len(t.Input), c.limits.MaxInputBytes))
 	}
+	if len(t.OutputSchema) > 0 {
+		// The agent is sent the schema with every attempt, as it is sent
+		// the input: the same limit bounds each.
+		if exceeds(len(t.OutputSchema), c.limits.MaxInputBytes) {
+			r.add(i, CodeInputTooLarge, "output_schema", fmt.Sprintf("output_schema is %d bytes, over the limit of %d", len(t.OutputSchema), c.limits.MaxInputBytes))
+		}
+		if msg := badObject(t.OutputSchema); msg != "" {
+			r.add(i, CodeInvalidField, "output_schema", "output_schema "+msg)
+		}
+	}
+}
+
+// badObject says what keeps raw from being a JSON object that both
+// encoding/json (which writes it) and Parse (which reads it back) accept, or
+// returns "". Parse only ever produces such objects; Go code may not.
+func badObject(raw []byte) string {
+	if !json.Valid(raw) {
+		return "is not valid JSON"
+	}
+	// Valid JSON has nothing but JSON white space around its value.
+	n, _, err := readTree(bytes.TrimSpace(raw), 0)
+	switch {
+	case err != nil:
+		return "is not valid JSON: " + err.Error()
+	case n.kind != '{':
+		return "must be a JSON Schema object, found " + n.kindName()
+	}
+	return ""
 }
 
 // structure is the dependency graph of a plan in task indexes, with the

@@ -438,6 +438,67 @@ func TestValidate(t *testing.T) {
 			want: []vtProblem{{plan.CodeInputTooLarge, "a", "input", "input is 1048577 bytes, over the limit of 1048576"}},
 		},
 		{
+			name: "output_schema too large",
+			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"object"}`) }),
+				vtWith(vtTask("b"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"array"}`) })),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxInputBytes: 16})},
+			want: []vtProblem{{plan.CodeInputTooLarge, "a", "output_schema", "output_schema is 17 bytes, over the limit of 16"}},
+		},
+		{
+			name: "input and output_schema are bounded separately",
+			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) { t.Input, t.OutputSchema = "123456", json.RawMessage(`{"type":"object"}`) })),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxInputBytes: 5})},
+			want: []vtProblem{
+				{plan.CodeInputTooLarge, "a", "input", "input is 6 bytes, over the limit of 5"},
+				{plan.CodeInputTooLarge, "a", "output_schema", "output_schema is 17 bytes, over the limit of 5"},
+			},
+		},
+		{
+			name: "output_schema without a limit",
+			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) {
+				t.OutputSchema = json.RawMessage(`{"description":"` + strings.Repeat("x", 1<<20) + `"}`)
+			})),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxInputBytes: -1})},
+		},
+		{
+			name: "output_schema over the default limit",
+			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) {
+				t.OutputSchema = json.RawMessage(`{"description":"` + strings.Repeat("x", 1<<20) + `"}`)
+			})),
+			want: []vtProblem{{plan.CodeInputTooLarge, "a", "output_schema", "output_schema is 1048594 bytes, over the limit of 1048576"}},
+		},
+		{
+			name: "output_schema built in Go",
+			plan: vtPlan(
+				vtWith(vtTask("indented"), func(t *plan.Task) { t.OutputSchema = json.RawMessage("\n{\n  \"type\": \"object\"\n}\n") }),
+				vtWith(vtTask("empty"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{}`) }),
+				vtWith(vtTask("absent"), func(t *plan.Task) { t.OutputSchema = json.RawMessage{} }),
+			),
+		},
+		{
+			name: "output_schema that is no JSON object",
+			plan: vtPlan(
+				vtWith(vtTask("array"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`[{"type":"object"}]`) }),
+				vtWith(vtTask("null"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`null`) }),
+				vtWith(vtTask("string"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`"object"`) }),
+				vtWith(vtTask("truncated"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":`) }),
+				vtWith(vtTask("trailing_comma"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"object",}`) }),
+				vtWith(vtTask("two_values"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{} {}`) }),
+				vtWith(vtTask("duplicate_key"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"object","type":"array"}`) }),
+				vtWith(vtTask("bad_utf8"), func(t *plan.Task) { t.OutputSchema = json.RawMessage("{\"description\":\"\xff\"}") }),
+			),
+			want: []vtProblem{
+				{plan.CodeInvalidField, "array", "output_schema", "output_schema must be a JSON Schema object, found an array"},
+				{plan.CodeInvalidField, "null", "output_schema", "output_schema must be a JSON Schema object, found null"},
+				{plan.CodeInvalidField, "string", "output_schema", "output_schema must be a JSON Schema object, found a string"},
+				{plan.CodeInvalidField, "truncated", "output_schema", "output_schema is not valid JSON"},
+				{plan.CodeInvalidField, "trailing_comma", "output_schema", "output_schema is not valid JSON"},
+				{plan.CodeInvalidField, "two_values", "output_schema", "output_schema is not valid JSON"},
+				{plan.CodeInvalidField, "duplicate_key", "output_schema", `output_schema is not valid JSON: duplicate object member name "type"`},
+				{plan.CodeInvalidField, "bad_utf8", "output_schema", "output_schema is not valid JSON: invalid UTF-8 in string"},
+			},
+		},
+		{
 			name: "too many retries",
 			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) { t.MaxRetries = 4 }), vtWith(vtTask("b"), func(t *plan.Task) { t.MaxRetries = 3 })),
 			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxRetries: 3})},
