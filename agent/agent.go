@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+
+	"github.com/dagent-dev/dagent/llm"
 )
 
 // Agent does the work of one task attempt. Run must honour ctx: when it is
@@ -22,6 +25,13 @@ type Request struct {
 	// Input is the task's input with {{results...}} templates expanded and,
 	// on a retry, the previous attempt's diagnosis appended.
 	Input string `json:"input"`
+	// Template is the task's input as the plan writes it, {{results...}}
+	// templates unexpanded, set when it has templates; Refs holds the value
+	// of each, keyed by the reference without braces ("results.fetch.items";
+	// nil for a skipped task). An LLM agent shows the template and the
+	// values as data, so that upstream text never reads as instructions.
+	Template string         `json:"template,omitempty"`
+	Refs     map[string]any `json:"refs,omitempty"`
 	// Attempt counts from 1.
 	Attempt int `json:"attempt"`
 	// Diagnosis says why the previous attempt failed; empty on the first.
@@ -35,6 +45,9 @@ type Request struct {
 	Inputs map[string]any `json:"inputs,omitempty"`
 	// Params are the task's free-form parameters.
 	Params map[string]any `json:"params,omitempty"`
+	// OutputSchema is the JSON Schema the task's output must satisfy, when
+	// the task declares one; an LLM agent asks for it as structured output.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// IdempotencyKey is "<run id>/<task id>/<attempt>": the same for every
 	// delivery of one attempt of one task in one run, so that a worker can
 	// deduplicate side effects. A run resumed under the same run id starts
@@ -55,18 +68,7 @@ type Result struct {
 }
 
 // Usage counts LLM tokens.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-// Add returns the sum of u and v.
-func (u Usage) Add(v Usage) Usage {
-	return Usage{PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens}
-}
-
-// Total is the number of prompt and completion tokens.
-func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+type Usage = llm.Usage
 
 // Func adapts a Go function to the Agent interface.
 type Func func(ctx context.Context, req Request) (Result, error)

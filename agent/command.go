@@ -105,17 +105,57 @@ func (e *ExitError) Error() string {
 // it. When ctx is done it kills the program (on unix, its whole process
 // group) and returns promptly with an error wrapping ctx.Err().
 func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
-	if len(c.Argv) == 0 || c.Argv[0] == "" {
-		return Result{}, errors.New("command has no program: set Argv to the program and its arguments")
-	}
-	name := c.Argv[0]
-	if ctx.Err() != nil {
-		return Result{}, interrupted(ctx, name)
+	if err := c.check(ctx); err != nil {
+		return Result{}, err
 	}
 	in, err := json.Marshal(req)
 	if err != nil {
-		return Result{}, fmt.Errorf("command %q: encode the request: %w", name, err)
+		return Result{}, fmt.Errorf("command %q: encode the request: %w", c.Argv[0], err)
 	}
+	out, err := c.run(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Output: decodeOutput(out)}, nil
+}
+
+// CallTool runs the program as a tool: the arguments object on standard
+// input, and what it writes on standard output as the text the model reads.
+// It has the signature of a ToolFunc, so that Tool{Run: c.CallTool} makes a
+// tool of a command; the tools of a registry file are made so. Empty args
+// are sent as {}. A non-zero exit is an *ExitError, and ctx, MaxOutput and
+// process groups are honoured as by Run.
+func (c *Command) CallTool(ctx context.Context, args json.RawMessage) (string, error) {
+	if err := c.check(ctx); err != nil {
+		return "", err
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	out, err := c.run(ctx, args)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// check refuses a command without a program, or one whose ctx is done.
+func (c *Command) check(ctx context.Context) error {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return errors.New("command has no program: set Argv to the program and its arguments")
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, c.Argv[0])
+	}
+	return nil
+}
+
+// run starts the program with stdin on its standard input, waits for it and
+// returns its standard output. It is the machinery Run and CallTool share:
+// no shell, the process group killed when ctx is done, standard output
+// bounded by MaxOutput, the end of standard error kept for an *ExitError.
+func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
+	name := c.Argv[0]
 	limit := c.MaxOutput
 	if limit <= 0 {
 		limit = DefaultMaxOutput
@@ -128,7 +168,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 		cmd.Env = append(os.Environ(), c.Env...)
 	}
 	cmd.Dir = c.Dir
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &limitedBuffer{limit: limit, overflow: func() {
 		cancel(fmt.Errorf("command %q: %w: more than %d bytes on standard output (raise MaxOutput if that is expected)", name, ErrOutputTooLarge, limit))
 	}}
@@ -139,14 +179,14 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 	killGroupOnCancel(cmd)
 
 	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("command %q: cannot start: %w", name, err)
+		return nil, fmt.Errorf("command %q: cannot start: %w", name, err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if err != nil && runCtx.Err() != nil {
 		if cause := context.Cause(runCtx); errors.Is(cause, ErrOutputTooLarge) {
-			return Result{}, cause
+			return nil, cause
 		}
-		return Result{}, interrupted(ctx, name)
+		return nil, interrupted(ctx, name)
 	}
 	var exitErr *exec.ExitError
 	switch {
@@ -155,13 +195,13 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 		if sig := exitSignal(exitErr.ProcessState); sig != "" {
 			e.Signal, e.Code = sig, -1
 		}
-		return Result{}, e
+		return nil, e
 	case errors.Is(err, exec.ErrWaitDelay):
-		return Result{}, fmt.Errorf("command %q exited, but a process it started still held its output open %s later; its result may be incomplete", name, waitDelay)
+		return nil, fmt.Errorf("command %q exited, but a process it started still held its output open %s later; its result may be incomplete", name, waitDelay)
 	case err != nil:
-		return Result{}, fmt.Errorf("command %q: %w", name, err)
+		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
-	return Result{Output: decodeOutput(stdout.buf.Bytes())}, nil
+	return stdout.buf.Bytes(), nil
 }
 
 // interrupted is the error of a command whose ctx is done. It wraps ctx's

@@ -2,9 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,7 +37,8 @@ const maxExpandedBytes = 4 * maxRegistryBytes
 // workerKeys are the settings of a worker in a registry file.
 var workerKeys = []string{"command", "description", "dir", "env", "outputs", "preconditions", "timeout"}
 
-// LoadRegistry reads the registry file of the CLI, YAML or JSON:
+// LoadRegistry reads the registry file of the CLI, YAML or JSON, with
+// workers, tools or both:
 //
 //	workers:
 //	  go-vet:
@@ -46,12 +49,28 @@ var workerKeys = []string{"command", "description", "dir", "env", "outputs", "pr
 //	    preconditions: ["(string? data/input)"]
 //	    timeout: 2m
 //	    env: {GOFLAGS: "-mod=mod"}
+//	tools:
+//	  search:
+//	    description: Searches the docs; returns the matching passages
+//	    parameters:
+//	      type: object
+//	      properties: {query: {type: string}}
+//	      required: [query]
+//	    command: ["./tools/search", "--json"]
+//	    dir: .
+//	    timeout: 30s
+//	    env: {INDEX: docs.idx}
 //
-// Each worker runs as a Command. A relative dir, and a relative program
+// Each worker runs as a Command. Each tool is a Command called with
+// Command.CallTool: the arguments object on standard input, its standard
+// output the text the model reads. A tool's parameters are a JSON Schema
+// of an object, written as a map; without them any object is accepted.
+// A relative dir, and a relative program
 // path (one holding a slash, such as "./workers/check.sh"), are taken from
 // the file's directory, so that the registry works from any working
 // directory; a bare program name such as "go" is looked up in PATH when the
-// worker runs. Errors name the file, the line, the worker and the key.
+// worker runs. Errors name the file, the line, the worker or tool and the
+// key.
 func LoadRegistry(path string) (*Registry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -90,7 +109,7 @@ func parseRegistry(data []byte, baseDir, file string) (*Registry, error) {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
-			return nil, l.errorf(nil, "", `the registry is empty; it needs a "workers" map`)
+			return nil, l.errorf(nil, "", emptyRegistry)
 		}
 		return nil, l.syntaxError(err, data)
 	}
@@ -113,13 +132,13 @@ type loader struct {
 }
 
 // registryError is an error in a registry file, at a line and in a worker
-// when they are known.
+// or tool when they are known.
 type registryError struct {
-	file   string
-	line   int
-	worker string
-	msg    string
-	err    error
+	file string
+	line int
+	who  string // `worker "name"` or `tool "name"`
+	msg  string
+	err  error
 }
 
 func (e *registryError) Error() string {
@@ -132,8 +151,9 @@ func (e *registryError) Error() string {
 	case e.line > 0:
 		fmt.Fprintf(&b, "line %d: ", e.line)
 	}
-	if e.worker != "" {
-		fmt.Fprintf(&b, "worker %q: ", e.worker)
+	if e.who != "" {
+		b.WriteString(e.who)
+		b.WriteString(": ")
 	}
 	b.WriteString(e.msg)
 	if e.err != nil {
@@ -149,10 +169,10 @@ func (e *registryError) Is(target error) bool { return target == ErrInvalidRegis
 
 func (e *registryError) Unwrap() error { return e.err }
 
-// errorf returns an error at n, which may be nil, in worker, which may be
-// empty.
-func (l *loader) errorf(n *yaml.Node, worker, format string, args ...any) error {
-	e := &registryError{file: l.file, worker: worker, msg: fmt.Sprintf(format, args...)}
+// errorf returns an error at n, which may be nil, about who (`worker "w"`,
+// `tool "t"`), which may be empty.
+func (l *loader) errorf(n *yaml.Node, who, format string, args ...any) error {
+	e := &registryError{file: l.file, who: who, msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.line = n.Line
 	}
@@ -233,7 +253,7 @@ type entry struct {
 // entries returns the entries of the map m, which is already dereferenced,
 // rejecting keys that are not scalars, merge keys and duplicate keys.
 // what says what the keys are, for messages: "key", "worker name".
-func (l *loader) entries(m *yaml.Node, worker, what string) ([]entry, error) {
+func (l *loader) entries(m *yaml.Node, who, what string) ([]entry, error) {
 	out := make([]entry, 0, len(m.Content)/2)
 	seen := make(map[string]int, len(m.Content)/2)
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -242,16 +262,16 @@ func (l *loader) entries(m *yaml.Node, worker, what string) ([]entry, error) {
 			return nil, err
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, l.errorf(k, worker, "%s must be a string, not %s", article(what), describe(k))
+			return nil, l.errorf(k, who, "%s must be a string, not %s", article(what), describe(k))
 		}
 		if k.ShortTag() == "!!merge" {
-			return nil, l.errorf(k, worker, `merge keys ("<<") are not supported; write the settings out`)
+			return nil, l.errorf(k, who, `merge keys ("<<") are not supported; write the settings out`)
 		}
 		if err := l.spend(k, len(k.Value)); err != nil {
 			return nil, err
 		}
 		if line, dup := seen[k.Value]; dup {
-			return nil, l.errorf(k, worker, "%s %q appears twice (first at line %d)", what, k.Value, line)
+			return nil, l.errorf(k, who, "%s %q appears twice (first at line %d)", what, k.Value, line)
 		}
 		seen[k.Value] = k.Line
 		v, err := l.deref(m.Content[i+1])
@@ -263,11 +283,15 @@ func (l *loader) entries(m *yaml.Node, worker, what string) ([]entry, error) {
 	return out, nil
 }
 
+// emptyRegistry is the message for a registry with neither workers nor
+// tools.
+const emptyRegistry = `the registry is empty; it needs a "workers" or a "tools" map`
+
 func (l *loader) registry(doc *yaml.Node) (*Registry, error) {
 	top := doc
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
-			return nil, l.errorf(nil, "", `the registry is empty; it needs a "workers" map`)
+			return nil, l.errorf(nil, "", emptyRegistry)
 		}
 		top = doc.Content[0]
 	}
@@ -276,59 +300,84 @@ func (l *loader) registry(doc *yaml.Node) (*Registry, error) {
 		return nil, err
 	}
 	if isNull(top) {
-		return nil, l.errorf(nil, "", `the registry is empty; it needs a "workers" map`)
+		return nil, l.errorf(nil, "", emptyRegistry)
 	}
 	if top.Kind != yaml.MappingNode {
-		return nil, l.errorf(top, "", `the top level must be a map with a "workers" key, not %s`, describe(top))
+		return nil, l.errorf(top, "", `the top level must be a map with a "workers" or a "tools" key, not %s`, describe(top))
 	}
 	entries, err := l.entries(top, "", "key")
 	if err != nil {
 		return nil, err
 	}
-	var workers *yaml.Node
-	for _, e := range entries {
-		if e.key.Value != "workers" {
-			return nil, l.errorf(e.key, "", "unknown key %q%s", e.key.Value, hint(e.key.Value, []string{"workers"}))
-		}
-		workers = e.value
-	}
-	if workers == nil || isNull(workers) {
-		line := top
-		if workers != nil {
-			line = workers
-		}
-		return nil, l.errorf(line, "", `no workers: the registry needs a "workers" map from worker names to their settings`)
-	}
-	if workers.Kind != yaml.MappingNode {
-		return nil, l.errorf(workers, "", `"workers" must be a map from worker names to their settings, not %s`, describe(workers))
-	}
-	named, err := l.entries(workers, "", "worker name")
-	if err != nil {
-		return nil, err
-	}
 	r := NewRegistry()
-	for _, e := range named {
-		name := e.key.Value
-		if name == "" {
-			return nil, l.errorf(e.key, "", "a worker name is empty")
+	found := false
+	var null *yaml.Node // the first section given as null, for the line
+	for _, e := range entries {
+		section := e.key.Value
+		if !slices.Contains(topKeys, section) {
+			return nil, l.errorf(e.key, "", "unknown key %q%s", section, hint(section, topKeys))
 		}
-		w, err := l.worker(name, e.key, e.value)
+		if isNull(e.value) {
+			if null == nil {
+				null = e.value
+			}
+			continue
+		}
+		found = true
+		if e.value.Kind != yaml.MappingNode {
+			return nil, l.errorf(e.value, "", "%q must be a map from %s names to their settings, not %s", section, strings.TrimSuffix(section, "s"), describe(e.value))
+		}
+		if section == "workers" {
+			err = l.workers(r, e.value)
+		} else {
+			err = l.tools(r, e.value)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if err := r.Register(name, w); err != nil {
-			return nil, &registryError{file: l.file, line: e.key.Line, err: err}
+	}
+	if !found {
+		line := top
+		if null != nil {
+			line = null
 		}
+		return nil, l.errorf(line, "", `no workers or tools: the registry needs a "workers" map from worker names to their settings, or a "tools" map from tool names to theirs`)
 	}
 	return r, nil
 }
 
+// topKeys are the sections of a registry file.
+var topKeys = []string{"tools", "workers"}
+
+// workers reads the "workers" map into r.
+func (l *loader) workers(r *Registry, m *yaml.Node) error {
+	named, err := l.entries(m, "", "worker name")
+	if err != nil {
+		return err
+	}
+	for _, e := range named {
+		name := e.key.Value
+		if name == "" {
+			return l.errorf(e.key, "", "a worker name is empty")
+		}
+		w, err := l.worker(name, e.key, e.value)
+		if err != nil {
+			return err
+		}
+		if err := r.Register(name, w); err != nil {
+			return &registryError{file: l.file, line: e.key.Line, err: err}
+		}
+	}
+	return nil
+}
+
 // worker reads the settings of the worker name, whose key is at key.
 func (l *loader) worker(name string, key, n *yaml.Node) (Worker, error) {
+	who := fmt.Sprintf("worker %q", name)
 	if n.Kind != yaml.MappingNode {
-		return Worker{}, l.errorf(key, name, "the settings must be a map with at least a command, not %s", describe(n))
+		return Worker{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
 	}
-	entries, err := l.entries(n, name, "key")
+	entries, err := l.entries(n, who, "key")
 	if err != nil {
 		return Worker{}, err
 	}
@@ -339,42 +388,236 @@ func (l *loader) worker(name string, key, n *yaml.Node) (Worker, error) {
 	for _, e := range entries {
 		field, v := e.key.Value, e.value
 		if !slices.Contains(workerKeys, field) {
-			return Worker{}, l.errorf(e.key, name, "unknown key %q%s", field, hint(field, workerKeys))
+			return Worker{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, workerKeys))
 		}
 		if isNull(v) {
 			continue
 		}
 		switch field {
-		case "command":
-			cmd.Argv, err = l.argv(name, v)
+		case "command", "dir", "env":
+			err = l.commandField(who, field, v, &cmd)
 		case "description":
-			w.Description, err = l.str(name, field, v)
-		case "dir":
-			cmd.Dir, err = l.dir(name, v)
-		case "env":
-			cmd.Env, err = l.env(name, v)
+			w.Description, err = l.str(who, field, v)
 		case "outputs":
-			w.Outputs, err = l.outputs(name, v)
+			w.Outputs, err = l.outputs(who, v)
 		case "preconditions":
-			w.Preconditions, w.compiled, err = l.preconditions(name, v)
+			w.Preconditions, w.compiled, err = l.preconditions(who, v)
 		case "timeout":
-			w.Timeout, err = l.timeout(name, v)
+			w.Timeout, err = l.timeout(who, v)
 		}
 		if err != nil {
 			return Worker{}, err
 		}
 	}
 	if cmd.Argv == nil {
-		return Worker{}, l.errorf(key, name, `no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`)
+		return Worker{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`)
 	}
 	w.Agent = &cmd
 	return w, nil
 }
 
+// commandField reads the command, dir or env setting of a worker or tool
+// into cmd.
+func (l *loader) commandField(who, field string, v *yaml.Node, cmd *Command) error {
+	var err error
+	switch field {
+	case "command":
+		cmd.Argv, err = l.argv(who, v)
+	case "dir":
+		cmd.Dir, err = l.dir(who, v)
+	case "env":
+		cmd.Env, err = l.env(who, v)
+	}
+	return err
+}
+
+// toolKeys are the settings of a tool in a registry file.
+var toolKeys = []string{"command", "description", "dir", "env", "parameters", "timeout"}
+
+// tools reads the "tools" map into r.
+func (l *loader) tools(r *Registry, m *yaml.Node) error {
+	named, err := l.entries(m, "", "tool name")
+	if err != nil {
+		return err
+	}
+	for _, e := range named {
+		name := e.key.Value
+		if !toolName.MatchString(name) {
+			return l.errorf(e.key, "", `tool name %q: a tool name must be 1 to 64 ASCII letters, digits, "_" or "-", which is what the OpenAI API accepts`, name)
+		}
+		t, err := l.tool(name, e.key, e.value)
+		if err != nil {
+			return err
+		}
+		if err := r.RegisterTool(name, t); err != nil {
+			return &registryError{file: l.file, line: e.key.Line, err: err}
+		}
+	}
+	return nil
+}
+
+// tool reads the settings of the tool name, whose key is at key. A tool of
+// a registry file is a Command called with Command.CallTool.
+func (l *loader) tool(name string, key, n *yaml.Node) (Tool, error) {
+	who := fmt.Sprintf("tool %q", name)
+	if n.Kind != yaml.MappingNode {
+		return Tool{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
+	}
+	entries, err := l.entries(n, who, "key")
+	if err != nil {
+		return Tool{}, err
+	}
+	var (
+		t   Tool
+		cmd Command
+	)
+	for _, e := range entries {
+		field, v := e.key.Value, e.value
+		if !slices.Contains(toolKeys, field) {
+			return Tool{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, toolKeys))
+		}
+		if isNull(v) {
+			continue
+		}
+		switch field {
+		case "command", "dir", "env":
+			err = l.commandField(who, field, v, &cmd)
+		case "description":
+			t.Description, err = l.str(who, field, v)
+		case "parameters":
+			t.Parameters, err = l.parameters(who, v)
+		case "timeout":
+			t.Timeout, err = l.timeout(who, v)
+		}
+		if err != nil {
+			return Tool{}, err
+		}
+	}
+	if cmd.Argv == nil {
+		return Tool{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./search.sh", "--json"]; it reads the arguments object on standard input`)
+	}
+	t.Run = cmd.CallTool
+	return t, nil
+}
+
+// maxSchemaDepth bounds how deeply a tool's parameters schema may nest.
+const maxSchemaDepth = 64
+
+// parameters reads a tool's parameters schema, written as a YAML or JSON
+// map, into compact JSON, and checks it as RegisterTool does, so that the
+// error has the line.
+func (l *loader) parameters(who string, n *yaml.Node) (json.RawMessage, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, l.errorf(n, who, `parameters must be a JSON Schema written as a map, e.g. {type: object, properties: {query: {type: string}}}, not %s`, describe(n))
+	}
+	var b bytes.Buffer
+	if err := l.toJSON(who, n, &b, 0); err != nil {
+		return nil, err
+	}
+	if _, _, err := compileParameters(b.Bytes()); err != nil {
+		return nil, l.errorf(n, who, "parameters: %v", err)
+	}
+	return json.RawMessage(b.Bytes()), nil
+}
+
+// jsonNumber matches the numbers JSON writes.
+var jsonNumber = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$`)
+
+// toJSON writes the YAML value n as JSON to b, keeping the order of map
+// keys. Numbers written as JSON writes them are kept as written.
+func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) error {
+	if depth > maxSchemaDepth {
+		return l.errorf(n, who, "parameters: the schema nests more than %d levels deep", maxSchemaDepth)
+	}
+	n, err := l.deref(n)
+	if err != nil {
+		return err
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		entries, err := l.entries(n, who, "key")
+		if err != nil {
+			return err
+		}
+		b.WriteByte('{')
+		for i, e := range entries {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, e.key.Value)
+			b.WriteByte(':')
+			if err := l.toJSON(who, e.value, b, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, item := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := l.toJSON(who, item, b, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	case yaml.ScalarNode:
+	default:
+		return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+	}
+	if err := l.spend(n, len(n.Value)); err != nil {
+		return err
+	}
+	switch tag := n.ShortTag(); tag {
+	case "!!str", "!!timestamp":
+		writeJSONString(b, n.Value)
+	case "!!null":
+		b.WriteString("null")
+	case "!!bool":
+		var v bool
+		if err := n.Decode(&v); err != nil {
+			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+		}
+		b.WriteString(strconv.FormatBool(v))
+	case "!!int", "!!float":
+		if jsonNumber.MatchString(n.Value) {
+			b.WriteString(n.Value)
+			return nil
+		}
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+		}
+		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+		}
+		b.Write(out)
+	default:
+		return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+	}
+	return nil
+}
+
+// writeJSONString writes s as a JSON string, leaving <, > and & as they
+// are.
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Truncate(b.Len() - 1) // the newline Encode adds
+}
+
 // str reads a string value.
-func (l *loader) str(worker, field string, n *yaml.Node) (string, error) {
+func (l *loader) str(who, field string, n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return "", l.errorf(n, worker, "%s must be a string, not %s", field, describe(n))
+		return "", l.errorf(n, who, "%s must be a string, not %s", field, describe(n))
 	}
 	if err := l.spend(n, len(n.Value)); err != nil {
 		return "", err
@@ -383,9 +626,9 @@ func (l *loader) str(worker, field string, n *yaml.Node) (string, error) {
 }
 
 // stringList reads a list of strings, naming entries from 1 in messages.
-func (l *loader) stringList(worker, field string, n *yaml.Node) ([]string, error) {
+func (l *loader) stringList(who, field string, n *yaml.Node) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, l.errorf(n, worker, "%s must be a list of strings, not %s", field, describe(n))
+		return nil, l.errorf(n, who, "%s must be a list of strings, not %s", field, describe(n))
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
@@ -398,7 +641,7 @@ func (l *loader) stringList(worker, field string, n *yaml.Node) ([]string, error
 			if item.Kind == yaml.ScalarNode {
 				q = "; quote it"
 			}
-			return nil, l.errorf(item, worker, "%s: entry %d must be a string, not %s%s", field, i+1, describe(item), q)
+			return nil, l.errorf(item, who, "%s: entry %d must be a string, not %s%s", field, i+1, describe(item), q)
 		}
 		if err := l.spend(item, len(item.Value)); err != nil {
 			return nil, err
@@ -408,19 +651,19 @@ func (l *loader) stringList(worker, field string, n *yaml.Node) ([]string, error
 	return out, nil
 }
 
-func (l *loader) argv(worker string, n *yaml.Node) ([]string, error) {
+func (l *loader) argv(who string, n *yaml.Node) ([]string, error) {
 	if n.Kind == yaml.ScalarNode {
-		return nil, l.errorf(n, worker, `command must be a list of the program and its arguments, e.g. ["go", "vet"], not %s: no shell splits it`, describe(n))
+		return nil, l.errorf(n, who, `command must be a list of the program and its arguments, e.g. ["go", "vet"], not %s: no shell splits it`, describe(n))
 	}
-	argv, err := l.stringList(worker, "command", n)
+	argv, err := l.stringList(who, "command", n)
 	if err != nil {
 		return nil, err
 	}
 	if len(argv) == 0 {
-		return nil, l.errorf(n, worker, "command is empty; it needs at least the program")
+		return nil, l.errorf(n, who, "command is empty; it needs at least the program")
 	}
 	if argv[0] == "" {
-		return nil, l.errorf(n, worker, "command: the program (entry 1) is empty")
+		return nil, l.errorf(n, who, "command: the program (entry 1) is empty")
 	}
 	if strings.ContainsAny(argv[0], "/"+string(filepath.Separator)) && !filepath.IsAbs(argv[0]) {
 		argv[0] = filepath.Join(l.baseDir, argv[0])
@@ -428,13 +671,13 @@ func (l *loader) argv(worker string, n *yaml.Node) ([]string, error) {
 	return argv, nil
 }
 
-func (l *loader) dir(worker string, n *yaml.Node) (string, error) {
-	dir, err := l.str(worker, "dir", n)
+func (l *loader) dir(who string, n *yaml.Node) (string, error) {
+	dir, err := l.str(who, "dir", n)
 	if err != nil {
 		return "", err
 	}
 	if dir == "" {
-		return "", l.errorf(n, worker, `dir is empty; write "." for the registry's directory, or leave dir out for the current one`)
+		return "", l.errorf(n, who, `dir is empty; write "." for the registry's directory, or leave dir out for the current one`)
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(l.baseDir, dir)
@@ -444,11 +687,11 @@ func (l *loader) dir(worker string, n *yaml.Node) (string, error) {
 
 // env reads a map of environment variables into sorted "KEY=value"
 // entries. Values may be numbers or booleans, taken as written.
-func (l *loader) env(worker string, n *yaml.Node) ([]string, error) {
+func (l *loader) env(who string, n *yaml.Node) ([]string, error) {
 	if n.Kind != yaml.MappingNode {
-		return nil, l.errorf(n, worker, "env must be a map from variable names to values, not %s", describe(n))
+		return nil, l.errorf(n, who, "env must be a map from variable names to values, not %s", describe(n))
 	}
-	entries, err := l.entries(n, worker, "env variable")
+	entries, err := l.entries(n, who, "env variable")
 	if err != nil {
 		return nil, err
 	}
@@ -456,13 +699,13 @@ func (l *loader) env(worker string, n *yaml.Node) ([]string, error) {
 	for _, e := range entries {
 		k, v := e.key.Value, e.value
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, l.errorf(e.key, worker, `env: %q is not a variable name: it is empty or holds "=" or NUL`, k)
+			return nil, l.errorf(e.key, who, `env: %q is not a variable name: it is empty or holds "=" or NUL`, k)
 		}
 		if v.Kind != yaml.ScalarNode || isNull(v) {
-			return nil, l.errorf(v, worker, `env %q must be a string, not %s; write %s: "" for an empty value`, k, describe(v), k)
+			return nil, l.errorf(v, who, `env %q must be a string, not %s; write %s: "" for an empty value`, k, describe(v), k)
 		}
 		if strings.ContainsRune(v.Value, 0) {
-			return nil, l.errorf(v, worker, "env %q holds a NUL character", k)
+			return nil, l.errorf(v, who, "env %q holds a NUL character", k)
 		}
 		if err := l.spend(v, len(v.Value)); err != nil {
 			return nil, err
@@ -473,18 +716,18 @@ func (l *loader) env(worker string, n *yaml.Node) ([]string, error) {
 	return env, nil
 }
 
-func (l *loader) outputs(worker string, n *yaml.Node) ([]string, error) {
-	outs, err := l.stringList(worker, "outputs", n)
+func (l *loader) outputs(who string, n *yaml.Node) ([]string, error) {
+	outs, err := l.stringList(who, "outputs", n)
 	if err != nil {
 		return nil, err
 	}
 	seen := make(map[string]bool, len(outs))
 	for i, o := range outs {
 		if o == "" {
-			return nil, l.errorf(n.Content[i], worker, "outputs: entry %d is empty", i+1)
+			return nil, l.errorf(n.Content[i], who, "outputs: entry %d is empty", i+1)
 		}
 		if seen[o] {
-			return nil, l.errorf(n.Content[i], worker, "outputs: %q is declared twice", o)
+			return nil, l.errorf(n.Content[i], who, "outputs: %q is declared twice", o)
 		}
 		seen[o] = true
 	}
@@ -493,8 +736,8 @@ func (l *loader) outputs(worker string, n *yaml.Node) ([]string, error) {
 
 // preconditions reads and compiles the preconditions, reusing what other
 // workers of the file compiled.
-func (l *loader) preconditions(worker string, n *yaml.Node) ([]string, []*verify.Predicate, error) {
-	srcs, err := l.stringList(worker, "preconditions", n)
+func (l *loader) preconditions(who string, n *yaml.Node) ([]string, []*verify.Predicate, error) {
+	srcs, err := l.stringList(who, "preconditions", n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -505,7 +748,7 @@ func (l *loader) preconditions(worker string, n *yaml.Node) ([]string, []*verify
 			p, err = verify.Compile(src)
 			if err != nil {
 				item, _ := l.deref(n.Content[i])
-				return nil, nil, &registryError{file: l.file, line: item.Line, worker: worker, msg: fmt.Sprintf("precondition %d", i+1), err: err}
+				return nil, nil, &registryError{file: l.file, line: item.Line, who: who, msg: fmt.Sprintf("precondition %d", i+1), err: err}
 			}
 			l.compiled[src] = p
 		}
@@ -514,16 +757,16 @@ func (l *loader) preconditions(worker string, n *yaml.Node) ([]string, []*verify
 	return srcs, preds, nil
 }
 
-func (l *loader) timeout(worker string, n *yaml.Node) (time.Duration, error) {
+func (l *loader) timeout(who string, n *yaml.Node) (time.Duration, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return 0, l.errorf(n, worker, `timeout must be a duration with a unit, e.g. "90s" or "2m", not %s`, describe(n))
+		return 0, l.errorf(n, who, `timeout must be a duration with a unit, e.g. "90s" or "2m", not %s`, describe(n))
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return 0, l.errorf(n, worker, `timeout %q is not a duration; write a number with a unit, e.g. "90s" or "2m"`, n.Value)
+		return 0, l.errorf(n, who, `timeout %q is not a duration; write a number with a unit, e.g. "90s" or "2m"`, n.Value)
 	}
 	if d < 0 {
-		return 0, l.errorf(n, worker, "timeout %q is negative", n.Value)
+		return 0, l.errorf(n, who, "timeout %q is negative", n.Value)
 	}
 	return d, nil
 }

@@ -96,14 +96,14 @@ func TestParseRegistryErrors(t *testing.T) {
 	tests := []struct {
 		name, data, want string
 	}{
-		{"empty", "", `the registry is empty; it needs a "workers" map`},
-		{"comment only", "# nothing\n", `the registry is empty; it needs a "workers" map`},
-		{"top level list", "[1, 2]", `line 1: the top level must be a map with a "workers" key, not a list`},
-		{"top level string", "workers", `line 1: the top level must be a map with a "workers" key, not a string`},
+		{"empty", "", `the registry is empty; it needs a "workers" or a "tools" map`},
+		{"comment only", "# nothing\n", `the registry is empty; it needs a "workers" or a "tools" map`},
+		{"top level list", "[1, 2]", `line 1: the top level must be a map with a "workers" or a "tools" key, not a list`},
+		{"top level string", "workers", `line 1: the top level must be a map with a "workers" or a "tools" key, not a string`},
 		{"unknown top key", "workers: {}\nwokers: {}\n", `line 2: unknown key "wokers"; did you mean "workers"?`},
-		{"unrelated top key", "workers: {}\nversion: 1\n", `line 2: unknown key "version"; the only key here is "workers"`},
-		{"missing workers", "{}", `line 1: no workers: the registry needs a "workers" map from worker names to their settings`},
-		{"null workers", "workers:\n", `line 1: no workers: the registry needs a "workers" map from worker names to their settings`},
+		{"unrelated top key", "workers: {}\nversion: 1\n", `line 2: unknown key "version"; the keys are tools, workers`},
+		{"missing workers", "{}", `line 1: no workers or tools: the registry needs a "workers" map from worker names to their settings, or a "tools" map from tool names to theirs`},
+		{"null workers", "workers:\n", `line 1: no workers or tools: the registry needs a "workers" map from worker names to their settings, or a "tools" map from tool names to theirs`},
 		{"workers list", "workers: [a]", `line 1: "workers" must be a map from worker names to their settings, not a list`},
 		{"duplicate top key", "workers: {}\nworkers: {}\n", `line 2: key "workers" appears twice (first at line 1)`},
 		{"duplicate worker", w + "    command: [a]\n  w:\n    command: [b]\n", `line 4: worker name "w" appears twice (first at line 2)`},
@@ -189,7 +189,7 @@ func TestLoadRegistryErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	_, err = LoadRegistry(empty)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
-	assert.EqualError(t, err, empty+`: the registry is empty; it needs a "workers" map`)
+	assert.EqualError(t, err, empty+`: the registry is empty; it needs a "workers" or a "tools" map`)
 
 	missing := filepath.Join(dir, "missing.yaml")
 	_, err = LoadRegistry(missing)
@@ -288,7 +288,8 @@ func copyFile(t *testing.T, from, to string) {
 
 // FuzzParseRegistry checks that ParseRegistry never panics, that every
 // error it returns is an invalid registry, and that every worker it accepts
-// runs a command. The seed corpus is testdata/fuzz/FuzzParseRegistry.
+// runs a command, and every tool it accepts has a valid parameters schema.
+// The seed corpus is testdata/fuzz/FuzzParseRegistry.
 func FuzzParseRegistry(f *testing.F) {
 	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
 		data, err := os.ReadFile(file)
@@ -312,6 +313,14 @@ func FuzzParseRegistry(f *testing.F) {
 			require.NotEmpty(t, c.Argv)
 			require.NotEmpty(t, c.Argv[0])
 			require.GreaterOrEqual(t, w.Timeout, time.Duration(0))
+		}
+		for _, name := range r.ToolNames() {
+			tool, ok := r.LookupTool(name)
+			require.True(t, ok)
+			require.NotNil(t, tool.Run)
+			require.GreaterOrEqual(t, tool.Timeout, time.Duration(0))
+			_, _, err := compileParameters(tool.Parameters)
+			require.NoError(t, err)
 		}
 	})
 }

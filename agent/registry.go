@@ -151,12 +151,13 @@ func compilePreconditions(srcs []string) ([]*verify.Predicate, int, error) {
 	return preds, 0, nil
 }
 
-// Registry holds the workers the host trusts, by name. A plan can name
-// them but never define one. It is safe for concurrent use; a nil
+// Registry holds the workers and tools the host trusts, by name. A plan can
+// name them but never define one. It is safe for concurrent use; a nil
 // *Registry is an empty one.
 type Registry struct {
 	mu      sync.RWMutex
 	workers map[string]Worker
+	tools   map[string]registeredTool
 }
 
 // NewRegistry returns an empty registry.

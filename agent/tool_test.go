@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func noopTool(context.Context, json.RawMessage) (string, error) { return "", nil }
+
+func TestRegisterToolErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		params string
+		tool   Tool
+		want   string
+	}{
+		{name: "", want: "register tool: the name is empty"},
+		{name: "web search", want: `register tool "web search": a tool name must be 1 to 64 ASCII letters, digits, "_" or "-"`},
+		{name: "web.search", want: `register tool "web.search": a tool name must be 1 to 64 ASCII letters, digits, "_" or "-"`},
+		{name: strings.Repeat("a", 65), want: `register tool "` + strings.Repeat("a", 65) + `": a tool name must be 1 to 64 ASCII letters, digits, "_" or "-"`},
+		{name: "t", tool: Tool{}, want: `register tool "t": Run is nil`},
+		{name: "t", tool: Tool{Run: noopTool, Timeout: -time.Second}, want: `register tool "t": the timeout -1s is negative`},
+		{name: "t", params: `{"type":`, want: `register tool "t": parameters: the schema is not JSON: unexpected end of JSON input`},
+		{name: "t", params: `[{"type": "object"}]`, want: `register tool "t": parameters: the schema must be a JSON object such as {"type": "object", "properties": {...}}, not an array`},
+		{name: "t", params: `null`, want: `register tool "t": parameters: the schema must be a JSON object such as {"type": "object", "properties": {...}}, not null`},
+		{name: "t", params: `{"type": "string"}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
+		{name: "t", params: `{"properties": {}}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
+		{name: "t", params: `{"type": ["object", "null"]}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
+		{name: "t", params: `{"type": "object", "properties": {"n": {"type": "int"}}}`, want: `register tool "t": parameters: the schema is not valid: at '/properties/n/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'; at '/properties/n/type': got string, want array`},
+		{name: "t", params: `{"type": "object", "required": "n"}`, want: `register tool "t": parameters: the schema is not valid: at '/required': got string, want array`},
+		{name: "t", params: `{"type": "object", "$ref": "https://example.com/s.json"}`, want: `register tool "t": parameters: the schema is not valid: failing loading "https://example.com/s.json": https://example.com/s.json is outside the schema; a tool's schema may not refer to other schemas`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			t.Parallel()
+			tool := tt.tool
+			if tt.params != "" {
+				tool = Tool{Run: noopTool, Parameters: json.RawMessage(tt.params)}
+			}
+			r := NewRegistry()
+			assert.EqualError(t, r.RegisterTool(tt.name, tool), tt.want)
+			assert.Empty(t, r.ToolNames())
+		})
+	}
+}
+
+func TestRegisterTool(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	require.NoError(t, r.RegisterTool("plain", Tool{Run: noopTool}))
+	require.NoError(t, r.RegisterTool(strings.Repeat("x", 64), Tool{Run: noopTool}))
+	require.NoError(t, r.RegisterTool("search_v2", Tool{
+		Description: "Searches",
+		Parameters: json.RawMessage(`{
+			"type": "object",
+			"properties": {"query": {"type": "string"}, "limit": {"type": "integer", "maximum": 50}},
+			"required": ["query"],
+			"$defs": {"x": {"type": "string"}}
+		}`),
+		Timeout: time.Minute,
+		Run:     noopTool,
+	}))
+	err := r.RegisterTool("plain", Tool{Run: noopTool})
+	require.ErrorIs(t, err, ErrDuplicateTool)
+	assert.EqualError(t, err, `register tool "plain": a tool of that name is already registered`)
+	assert.Equal(t, []string{"plain", "search_v2", strings.Repeat("x", 64)}, r.ToolNames())
+
+	plain, ok := r.LookupTool("plain")
+	require.True(t, ok)
+	assert.Equal(t, DefaultToolParameters, string(plain.Parameters))
+
+	s, ok := r.LookupTool("search_v2")
+	require.True(t, ok)
+	assert.Equal(t, "Searches", s.Description)
+	assert.Equal(t, time.Minute, s.Timeout)
+	// Compacted, keys in the order written.
+	assert.Equal(t, `{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer","maximum":50}},"required":["query"],"$defs":{"x":{"type":"string"}}}`, string(s.Parameters))
+	s.Parameters[0] = 'X'
+	again, _ := r.LookupTool("search_v2")
+	assert.Equal(t, byte('{'), again.Parameters[0], "LookupTool returns a copy")
+
+	_, ok = r.LookupTool("missing")
+	assert.False(t, ok)
+
+	var nilReg *Registry
+	_, ok = nilReg.LookupTool("plain")
+	assert.False(t, ok)
+	assert.Nil(t, nilReg.ToolNames())
+	assert.EqualError(t, nilReg.RegisterTool("t", Tool{Run: noopTool}), `register tool "t": the registry is nil; create it with NewRegistry`)
+}
+
+func TestValidateArgs(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	require.NoError(t, r.RegisterTool("t", Tool{Run: noopTool, Parameters: json.RawMessage(`{
+		"type": "object",
+		"properties": {"n": {"type": "integer", "minimum": 1}, "tags": {"type": "array", "items": {"type": "string"}}},
+		"required": ["n"],
+		"additionalProperties": false
+	}`)}))
+	tool, _ := r.lookupTool("t")
+	tests := []struct{ args, want string }{
+		{`{"n": 1}`, ""},
+		{`{"n": 12345678901234567890, "tags": ["a"]}`, ""},
+		{`{"n": 0}`, "the arguments do not satisfy the tool's parameters schema: at '/n': minimum: got 0, want 1"},
+		{`{"n": 1, "tags": [1]}`, "the arguments do not satisfy the tool's parameters schema: at '/tags/0': got number, want string"},
+		{`{"n": 1, "x": 2}`, "the arguments do not satisfy the tool's parameters schema: at '': additional properties 'x' not allowed"},
+		{`{}`, "the arguments do not satisfy the tool's parameters schema: at '': missing property 'n'"},
+		{`"n"`, "the arguments must be a JSON object, not a string"},
+		{`{"n": 1} {}`, "the arguments are not JSON: invalid character after top-level value"},
+	}
+	for _, tt := range tests {
+		err := tool.validateArgs(json.RawMessage(tt.args))
+		if tt.want == "" {
+			assert.NoError(t, err, tt.args)
+			continue
+		}
+		assert.EqualError(t, err, tt.want, tt.args)
+	}
+}
+
+func TestCommandCallTool(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, helper, args, want, wantErr string
+	}{
+		{name: "arguments on stdin", helper: "echo", args: `{"query": "dags <&>"}`, want: `{"query": "dags <&>"}`},
+		{name: "empty arguments", helper: "echo", args: "", want: "{}"},
+		{name: "text kept as written", helper: "text", args: "{}", want: "  hello\nworld \n\n"},
+		{name: "non-zero exit", helper: "fail", args: "{}", wantErr: "exited with status 3: first line\nboom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := helper(t, tt.helper).CallTool(context.Background(), json.RawMessage(tt.args))
+			if tt.wantErr != "" {
+				var ee *ExitError
+				require.ErrorAs(t, err, &ee)
+				assert.Equal(t, 3, ee.Code)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestCommandCallToolLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("output too large", func(t *testing.T) {
+		t.Parallel()
+		c := helper(t, "bigout", "AGENT_TEST_SIZE=4096")
+		c.MaxOutput = 1024
+		_, err := c.CallTool(context.Background(), nil)
+		require.ErrorIs(t, err, ErrOutputTooLarge)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := helper(t, "sleep").CallTool(ctx, nil)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Less(t, time.Since(start), 10*time.Second)
+	})
+	t.Run("no program", func(t *testing.T) {
+		t.Parallel()
+		_, err := (&Command{}).CallTool(context.Background(), nil)
+		assert.EqualError(t, err, "command has no program: set Argv to the program and its arguments")
+	})
+}
