@@ -252,7 +252,8 @@ func TestAgentReturnsLateWithinGrace(t *testing.T) {
 	a := res.Tasks["a"]
 	assert.Equal(t, runner.TaskFailed, a.Status)
 	assert.NotErrorIs(t, a.Err, runner.ErrAbandoned)
-	assert.Contains(t, a.Err.Error(), "timed out after 10ms: gave up")
+	assert.ErrorIs(t, a.Err, context.DeadlineExceeded)
+	assert.Contains(t, a.Err.Error(), "timed out after 10ms: context deadline exceeded: gave up")
 }
 
 // A panicking agent fails its task, not the process.

@@ -27,6 +27,8 @@ var (
 	ErrGateOutput = errors.New("gate check failed")
 	// ErrRejected: a human reviewer rejected the task.
 	ErrRejected = errors.New("rejected by the reviewer")
+	// ErrOutputSchema: the output does not match the task's output_schema.
+	ErrOutputSchema = errors.New("output does not match the output schema")
 	// ErrMissingValue: a {{results...}} template or an inputs slot names a
 	// value the upstream output does not have.
 	ErrMissingValue = errors.New("missing upstream value")
@@ -73,3 +75,19 @@ func (e *PredicateError) Unwrap() error { return e.Err }
 
 // Is makes a predicate that does not compile an invalid plan.
 func (e *PredicateError) Is(target error) bool { return target == plan.ErrInvalid }
+
+// SchemaError is a task's output_schema that is not a usable JSON Schema.
+// It makes the plan invalid: errors.Is(err, plan.ErrInvalid) holds.
+type SchemaError struct {
+	TaskID string
+	Err    error
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("task %s: output_schema: %v", e.TaskID, e.Err)
+}
+
+func (e *SchemaError) Unwrap() error { return e.Err }
+
+// Is makes a schema that does not compile an invalid plan.
+func (e *SchemaError) Is(target error) bool { return target == plan.ErrInvalid }

@@ -97,29 +97,38 @@ func jsonShaped(v any) bool {
 }
 
 // render expands the {{results.ID.path}} templates of task i's input:
-// strings as they are, other values as JSON, a skipped task as "".
-func (r *run) render(i int) (string, error) {
+// strings as they are, other values as JSON, a skipped task as "". It also
+// returns each template's value by reference ("results.ID.path"), nil for
+// a skipped task.
+func (r *run) render(i int) (string, map[string]any, error) {
 	in := r.p.Tasks[i].Input
 	if !strings.Contains(in, "{{") {
-		return in, nil
+		return in, nil, nil
 	}
 	var b strings.Builder
+	var refs map[string]any
 	last := 0
 	for ref := range plan.ResultRefs(in, r.isTask) {
 		j := r.index[ref.Task]
 		b.WriteString(in[last:ref.Start])
 		last = ref.End
+		if refs == nil {
+			refs = make(map[string]any)
+		}
+		key := strings.TrimSpace(in[ref.Start+2 : ref.End-2])
 		if r.state[j].res.Status != TaskDone {
+			refs[key] = nil
 			continue
 		}
 		v, ok := lookup(r.state[j].res.Output, ref.Path)
 		if !ok {
-			return "", fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
+			return "", nil, fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
 		}
+		refs[key] = v
 		b.WriteString(text(v))
 	}
 	b.WriteString(in[last:])
-	return b.String(), nil
+	return b.String(), refs, nil
 }
 
 // wire resolves task i's inputs slots; slots wired from a skipped task are

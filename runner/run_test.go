@@ -171,3 +171,38 @@ func TestOutputArrivingDuringCancellationIsKept(t *testing.T) {
 	assert.Equal(t, map[string]any{"n": 1}, res.Tasks["a"].Output)
 	assert.Equal(t, runner.TaskPending, res.Tasks["b"].Status)
 }
+
+// A request whose input has templates carries the template and each
+// template's value, so that an LLM agent can show the values as data.
+func TestRequestCarriesTemplateAndRefs(t *testing.T) {
+	rec := newRecorder().on("a", output(map[string]any{"items": []any{"x", "y"}}))
+	p := planOf(
+		task("a", "x"),
+		task("s", "y", nonCritical(), onFailure(plan.PolicySkip)),
+		task("b", "Use {{results.a.items.1}} and {{ results.s }}", deps("a", "s")),
+		task("c", "no templates", deps("a")),
+	)
+	rec.on("s", fails(errBoom))
+	res := run(t, p, rec)
+	require.Equal(t, runner.StatusCompleted, res.Status)
+	b := rec.requests("b")[0]
+	assert.Equal(t, "Use y and ", b.Input)
+	assert.Equal(t, "Use {{results.a.items.1}} and {{ results.s }}", b.Template)
+	assert.Equal(t, map[string]any{"results.a.items.1": "y", "results.s": nil}, b.Refs)
+	c := rec.requests("c")[0]
+	assert.Empty(t, c.Template)
+	assert.Nil(t, c.Refs)
+}
+
+// An attempt that outlives its timeout is a timeout, whatever error the
+// agent returns once its context ends.
+func TestTimeoutWhateverTheAgentSays(t *testing.T) {
+	rec := newRecorder().on("a", func(ctx context.Context, _ agent.Request) (any, error) {
+		<-ctx.Done()
+		return nil, errors.New("connection closed")
+	})
+	res := run(t, planOf(task("a", "x", timeout(20*time.Millisecond), retries(0))), rec)
+	err := res.Tasks["a"].Err
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "timed out after 20ms: context deadline exceeded: connection closed")
+}

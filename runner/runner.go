@@ -14,6 +14,7 @@ import (
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Runner executes plans. Its configuration is fixed by New, so one Runner
@@ -48,6 +49,7 @@ type taskState struct {
 	agent    agent.Agent
 	worker   *agent.Worker // the registry worker, for its preconditions
 	pred     *verify.Predicate
+	schema   *jsonschema.Schema // the task's output_schema, compiled
 	timeout  time.Duration
 	decision *Decision
 	phase    int
@@ -188,7 +190,7 @@ func (r *run) seed() error {
 // that is to run.
 func (r *run) bind() error {
 	built := make(map[string]agent.Agent)
-	var bad []error // every predicate that does not compile, reported at once
+	var bad []error // every predicate and schema that does not compile, reported at once
 	for i := range r.p.Tasks {
 		t, st := &r.p.Tasks[i], &r.state[i]
 		if st.res.Status == TaskDone {
@@ -201,6 +203,14 @@ func (r *run) bind() error {
 				continue
 			}
 			st.pred = pred
+		}
+		if len(t.OutputSchema) > 0 {
+			sch, err := compileSchema(t.OutputSchema)
+			if err != nil {
+				bad = append(bad, &SchemaError{TaskID: t.ID, Err: err})
+				continue
+			}
+			st.schema = sch
 		}
 		if t.Type == plan.TypeHumanReview {
 			continue
@@ -427,7 +437,7 @@ func (r *run) start(ctx context.Context, i int) {
 	st.res.Status = TaskRunning
 	st.res.Started = time.Now()
 	j := job{i: i, task: &r.p.Tasks[i], st: st, started: st.res.Started}
-	j.input, j.err = r.render(i)
+	j.input, j.refs, j.err = r.render(i)
 	if j.err == nil {
 		j.inputs, j.err = r.wire(i)
 	}
@@ -552,7 +562,7 @@ func (r *run) result(ctx context.Context) *Result {
 			completed = append(completed, t.ID)
 		case TaskWaiting:
 			up, _ := r.depends(i)
-			prompt, _ := r.render(i)
+			prompt, _, _ := r.render(i)
 			res.PendingReviews = append(res.PendingReviews, PendingReview{TaskID: t.ID, Prompt: prompt, Upstream: up})
 		}
 	}

@@ -24,8 +24,9 @@ type job struct {
 	task    *plan.Task
 	st      *taskState
 	started time.Time
-	input   string // rendered
-	err     error  // rendering or wiring failed
+	input   string         // rendered
+	refs    map[string]any // the value of each template in the input
+	err     error          // rendering or wiring failed
 	inputs  map[string]any
 	depends map[string]any
 	skipped []string
@@ -80,8 +81,11 @@ func (r *run) execute(ctx context.Context, j job) outcome {
 	for attempt := 1; ; attempt++ {
 		req := agent.Request{
 			RunID: r.id, TaskID: t.ID, Agent: t.Agent, Input: j.input, Attempt: attempt,
-			Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params,
+			Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
 			IdempotencyKey: r.id + "/" + t.ID + "/" + strconv.Itoa(attempt),
+		}
+		if j.refs != nil {
+			req.Template, req.Refs = t.Input, j.refs
 		}
 		if attempt == 1 {
 			r.emitTask(EventTaskStarted, j, attempt, nil, "")
@@ -139,6 +143,12 @@ func (r *run) judge(ctx context.Context, j job, attempt int, output any) (failur
 	if t.Type == plan.TypeSynthesisGate {
 		if msg := gateCheck(output); msg != "" {
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrGateOutput, msg), diagnosis: msg, output: output, verdict: true}, false
+		}
+	}
+	if j.st.schema != nil {
+		if err := j.st.schema.Validate(output); err != nil {
+			diag := "the output does not match the task's output_schema: " + schemaProblems(err)
+			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrOutputSchema, diag), diagnosis: diag, output: output, verdict: true}, false
 		}
 	}
 	if j.st.pred == nil {
@@ -257,7 +267,13 @@ func (r *run) attempt(ctx context.Context, j job, req agent.Request) (any, agent
 	}
 	if x.err != nil {
 		if errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			x.err = fmt.Errorf("timed out after %s: %w", st.timeout, x.err)
+			if errors.Is(x.err, context.DeadlineExceeded) {
+				x.err = fmt.Errorf("timed out after %s: %w", st.timeout, x.err)
+			} else {
+				// The agent's own error says nothing of the deadline, but
+				// the deadline is why the attempt failed.
+				x.err = fmt.Errorf("timed out after %s: %w: %w", st.timeout, context.DeadlineExceeded, x.err)
+			}
 		}
 		return nil, x.res.Usage, x.err
 	}
