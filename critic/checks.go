@@ -55,7 +55,7 @@ var flaky = map[string]bool{
 // taskKeys, planKeys and agentKeys are the canonical keys, for "did you
 // mean" on unknown ones.
 var (
-	taskKeys  = []string{"id", "agent", "input", "depends_on", "type", "on_failure", "max_retries", "critical", "timeout", "verification", "on_verification_failure", "inputs", "params"}
+	taskKeys  = []string{"id", "agent", "input", "depends_on", "type", "on_failure", "max_retries", "critical", "timeout", "verification", "on_verification_failure", "inputs", "params", "output_schema"}
 	planKeys  = []string{"mission", "agents", "tasks"}
 	agentKeys = []string{"prompt", "description", "tools", "model"}
 )
@@ -105,6 +105,7 @@ func (r *reviewer) run() {
 func (r *reviewer) structure() {
 	opts := []plan.Option{plan.WithLimits(r.c.limits)}
 	opts = append(opts, r.c.registry.PlanOptions()...)
+	opts = append(opts, plan.WithWorkers(r.c.workers...))
 	for _, prob := range plan.Problems(r.p.Validate(opts...)) {
 		is := problemIssue(r.p, prob)
 		if prob.Code == plan.CodeUnknownAgent && r.c.registry != nil {

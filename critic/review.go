@@ -14,6 +14,7 @@ type Option func(*config)
 
 type config struct {
 	registry *agent.Registry
+	workers  []string        // more workers, beside the registry's
 	tools    map[string]bool // nil: tools are not checked
 	limits   plan.Limits
 }
@@ -23,6 +24,13 @@ type config struct {
 // declare.
 func WithRegistry(r *agent.Registry) Option {
 	return func(c *config) { c.registry = r }
+}
+
+// WithWorkers names workers the host runs beside the registry's — Go
+// agents given to the runner with runner.WithAgent — so that tasks may name
+// them.
+func WithWorkers(names ...string) Option {
+	return func(c *config) { c.workers = append(c.workers, names...) }
 }
 
 // WithTools names the tools of the host's catalog; agents the plan defines

@@ -199,3 +199,13 @@ func TestReviewTaskWithoutID(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a unknown_agent", "#2 invalid_id"}, got)
 }
+
+func TestWithWorkers(t *testing.T) {
+	p := &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "x")}}
+	p.Tasks[0].Agent = "lookup"
+	rep := critic.Review(p)
+	require.True(t, rep.Has(critic.Critical))
+	assert.Equal(t, string(plan.CodeUnknownAgent), rep.Issues[0].Check)
+	rep = critic.Review(p, critic.WithWorkers("lookup"))
+	assert.False(t, rep.Has(critic.Critical), "%v", rep.Issues)
+}
