@@ -1,0 +1,520 @@
+package metaplanner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/plan"
+)
+
+// Defaults of the options.
+const (
+	// DefaultMaxCorrections is how many times Plan hands critical findings
+	// back to the model for a corrected answer.
+	DefaultMaxCorrections = 2
+	// DefaultMaxData bounds the text of one completed result, failed output
+	// or earlier trial in a replan prompt, in bytes.
+	DefaultMaxData = 4 << 10
+)
+
+// ErrNoValidPlan is matched by the error of Plan and Replan when the model
+// gave no acceptable answer within its corrections; the error is a
+// *PlanError.
+var ErrNoValidPlan = errors.New("no valid plan")
+
+// ErrEmptyMission is matched by the error of Plan, and of Replan when
+// neither the mission nor the failed plan says what the plan is for.
+var ErrEmptyMission = errors.New("the mission is empty")
+
+// PlanError is the error of a planning that ended without an acceptable
+// answer: the last answer still had critical findings. It matches
+// ErrNoValidPlan.
+type PlanError struct {
+	// Report is the review of the last answer.
+	Report critic.Report
+	// Attempts counts the answers asked for.
+	Attempts int
+}
+
+// Error names the critical findings of the last answer.
+func (e *PlanError) Error() string {
+	var crit []string
+	for _, is := range e.Report.Issues {
+		if is.Severity == critic.Critical {
+			crit = append(crit, finding(is))
+		}
+	}
+	const show = 3
+	more := ""
+	if len(crit) > show {
+		more = fmt.Sprintf("; and %d more", len(crit)-show)
+		crit = crit[:show]
+	}
+	return fmt.Sprintf("metaplanner: %s after %d %s: %s%s", ErrNoValidPlan, e.Attempts, plural(e.Attempts, "attempt", "attempts"), strings.Join(crit, "; "), more)
+}
+
+// Is reports whether target is ErrNoValidPlan.
+func (e *PlanError) Is(target error) bool { return target == ErrNoValidPlan }
+
+// Route is how the model chose to handle a mission.
+type Route string
+
+// Routes.
+const (
+	// RoutePlan: the mission needs work done; Result.Plan is the plan.
+	RoutePlan Route = "plan"
+	// RouteSynthesis: the model answered directly; Result.Answer is the
+	// answer.
+	RouteSynthesis Route = "synthesis"
+	// RouteClarify: the mission is too ambiguous to plan; Result.Question
+	// is the question for the user.
+	RouteClarify Route = "clarify"
+)
+
+// Checks of the findings Plan and Replan add to the critic's, in
+// Report.Issues. All are critical.
+const (
+	// CheckInvalidRoute: the envelope's route is not plan, synthesis or
+	// clarify.
+	CheckInvalidRoute = "invalid_route"
+	// CheckMissingPlan: the route is plan but the answer holds no plan.
+	CheckMissingPlan = "missing_plan"
+	// CheckMissingAnswer: the route is synthesis but the answer is empty.
+	CheckMissingAnswer = "missing_answer"
+	// CheckMissingQuestion: the route is clarify but the question is empty.
+	CheckMissingQuestion = "missing_question"
+	// CheckRepairRoute: a replan answered with a route other than plan.
+	CheckRepairRoute = "repair_route"
+	// CheckDroppedCompleted: a repair plan leaves out completed tasks.
+	CheckDroppedCompleted = "dropped_completed"
+)
+
+// Result is the outcome of Plan or Replan.
+type Result struct {
+	// Route is how the model chose to handle the mission; always RoutePlan
+	// for an accepted repair.
+	Route Route
+	// Plan is the plan of RoutePlan. With ErrNoValidPlan it is the last
+	// plan read, which must not be run, or nil when none could be read.
+	Plan *plan.Plan
+	// Answer is the direct answer of RouteSynthesis.
+	Answer string
+	// Question is the question for the user of RouteClarify.
+	Question string
+	// Report is the critic's review of the plan: its warnings when the plan
+	// was accepted, its critical findings with ErrNoValidPlan. Empty for
+	// the other routes.
+	Report critic.Report
+	// Attempts counts the requests sent to the model: 1 plus the
+	// corrections asked for.
+	Attempts int
+	// Usage sums the tokens of every request.
+	Usage llm.Usage
+	// Raw is the text of the model's last answer.
+	Raw string
+}
+
+// Option configures a Planner.
+type Option func(*Planner)
+
+// WithRegistry lists the host's workers and tools in the prompts and
+// reviews plans against them: tasks may name only its workers, wire only
+// the output slots they declare, and agents may use only its tools.
+func WithRegistry(r *agent.Registry) Option { return func(p *Planner) { p.registry = r } }
+
+// WithModel names the model to ask; the default is the client's.
+func WithModel(model string) Option { return func(p *Planner) { p.model = model } }
+
+// WithMaxCorrections sets how many times Plan hands critical findings back
+// to the model for a corrected answer; 0 accepts or rejects the first
+// answer. Default DefaultMaxCorrections. Replan asks for at most one
+// correction, none when n is 0.
+func WithMaxCorrections(n int) Option {
+	return func(p *Planner) { p.maxCorrections = max(0, n) }
+}
+
+// WithTemperature sets the sampling temperature; the default is the
+// server's.
+func WithTemperature(t float64) Option { return func(p *Planner) { p.temperature = &t } }
+
+// WithMaxData bounds the text of each completed result, failed output and
+// earlier trial in a replan prompt, in bytes; longer text is cut with a
+// marker that says so. Default DefaultMaxData; a negative n means no limit.
+func WithMaxData(n int) Option {
+	return func(p *Planner) {
+		if n == 0 {
+			n = DefaultMaxData
+		}
+		p.maxData = n
+	}
+}
+
+// WithLimits sets the limits plans are parsed and validated against.
+// Default plan.DefaultLimits().
+func WithLimits(l plan.Limits) Option { return func(p *Planner) { p.limits = l } }
+
+// WithBrief uses a short system prompt — the answer forms and the plan's
+// fields, without the guidance, the predicate examples and the example
+// plan — for models with a small context, such as local models of 2–4k
+// tokens. Plans are reviewed as strictly as ever; expect more corrections.
+func WithBrief() Option { return func(p *Planner) { p.brief = true } }
+
+// Planner asks an LLM for plans and repair plans. Create it with New.
+type Planner struct {
+	client         llm.Client
+	registry       *agent.Registry
+	model          string
+	maxCorrections int
+	temperature    *float64
+	maxData        int
+	limits         plan.Limits
+	brief          bool
+}
+
+// New returns a Planner that asks c.
+func New(c llm.Client, opts ...Option) *Planner {
+	p := &Planner{client: c, maxCorrections: DefaultMaxCorrections, maxData: DefaultMaxData}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Plan asks the model how to handle mission and, when it plans, for a plan
+// the critic accepts. The Result is never nil: with an error it holds what
+// is known, the usage of the requests made included. When the last answer
+// still has critical findings, the error is a *PlanError matching
+// ErrNoValidPlan and the Result holds that answer. A synthesis or clarify
+// answer is a success.
+func (p *Planner) Plan(ctx context.Context, mission string) (*Result, error) {
+	if strings.TrimSpace(mission) == "" {
+		return &Result{}, fmt.Errorf("metaplanner: plan: %w", ErrEmptyMission)
+	}
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: p.systemPrompt(false)},
+		{Role: llm.RoleUser, Content: p.planPrompt(mission)},
+	}
+	return p.converse(ctx, "plan", msgs, p.maxCorrections, false, nil)
+}
+
+// converse asks the model, reads and reviews its answer, and hands the
+// critical findings back up to corrections times. repair requires route
+// plan; extra adds findings about a readable plan.
+func (p *Planner) converse(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, extra func(*plan.Plan) []critic.Issue) (*Result, error) {
+	if p.client == nil {
+		return &Result{}, fmt.Errorf("metaplanner: %s: the planner has no LLM client", op)
+	}
+	res := &Result{}
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("metaplanner: %s: %w", op, err)
+		}
+		resp, err := p.client.Complete(ctx, p.request(msgs))
+		res.Attempts = attempt
+		res.Usage = res.Usage.Add(resp.Usage)
+		if err != nil {
+			return res, fmt.Errorf("metaplanner: %s: attempt %d: %w", op, attempt, err)
+		}
+		content := resp.Message.Content
+		a := p.read(ctx, content, repair, extra)
+		res.Route, res.Plan, res.Answer, res.Question, res.Report, res.Raw = a.route, a.plan, a.answer, a.question, a.report, content
+		if !a.report.Has(critic.Critical) {
+			return res, nil
+		}
+		if attempt > corrections {
+			return res, &PlanError{Report: a.report, Attempts: attempt}
+		}
+		msgs = append(msgs[:len(msgs):len(msgs)],
+			llm.Message{Role: llm.RoleAssistant, Content: content},
+			llm.Message{Role: llm.RoleUser, Content: feedback(a.report, resp.FinishReason, repair)})
+	}
+}
+
+// request builds the request of msgs.
+func (p *Planner) request(msgs []llm.Message) llm.Request {
+	req := llm.Request{
+		Model:    p.model,
+		Messages: append([]llm.Message(nil), msgs...),
+		Schema:   &llm.Schema{Name: SchemaName, Schema: AnswerSchema()},
+	}
+	if p.temperature != nil {
+		t := *p.temperature
+		req.Temperature = &t
+	}
+	return req
+}
+
+// criticOptions are the options of every review.
+func (p *Planner) criticOptions() []critic.Option {
+	opts := []critic.Option{critic.WithLimits(p.limits)}
+	if p.registry != nil {
+		opts = append(opts, critic.WithRegistry(p.registry), critic.WithTools(p.registry.ToolNames()...))
+	}
+	return opts
+}
+
+// answer is what was read from one answer of the model.
+type answer struct {
+	route            Route
+	plan             *plan.Plan
+	answer, question string
+	report           critic.Report
+}
+
+// envelope is the structured answer the schema asks for.
+type envelope struct {
+	route    string
+	plan     json.RawMessage // nil when absent or null
+	answer   string
+	question string
+	rest     map[string]json.RawMessage // the other keys
+}
+
+// read reads and reviews one answer.
+func (p *Planner) read(ctx context.Context, content string, repair bool, extra func(*plan.Plan) []critic.Issue) answer {
+	src := []byte(content)
+	env, ok := decodeEnvelope(content)
+	if ok {
+		route, known := parseRoute(env.route)
+		if !known {
+			return findings(answer{}, critic.Issue{
+				Check: CheckInvalidRoute, Field: "route",
+				Message:        fmt.Sprintf("route %q is not one of plan, synthesis or clarify", env.route),
+				Recommendation: `Set "route" to "plan" (with "plan"), "synthesis" (with "answer") or "clarify" (with "question").`,
+			})
+		}
+		a := answer{route: route, answer: strings.TrimSpace(env.answer), question: strings.TrimSpace(env.question)}
+		if repair && route != RoutePlan {
+			return findings(a, critic.Issue{
+				Check: CheckRepairRoute, Field: "route",
+				Message:        fmt.Sprintf("a repair must be a plan, but the route is %q", route),
+				Recommendation: `Answer with "route": "plan" and the repair plan under "plan".`,
+			})
+		}
+		switch route {
+		case RouteSynthesis:
+			if a.answer == "" {
+				return findings(a, critic.Issue{
+					Check: CheckMissingAnswer, Field: "answer",
+					Message:        `the route is "synthesis" but "answer" is empty`,
+					Recommendation: `Put the answer under "answer", or plan with "route": "plan".`,
+				})
+			}
+			return a
+		case RouteClarify:
+			if a.question == "" {
+				return findings(a, critic.Issue{
+					Check: CheckMissingQuestion, Field: "question",
+					Message:        `the route is "clarify" but "question" is empty`,
+					Recommendation: `Put the question for the user under "question", or plan with "route": "plan".`,
+				})
+			}
+			return a
+		}
+		src = planSource(env)
+		if src == nil {
+			return findings(a, critic.Issue{
+				Check: CheckMissingPlan, Field: "plan",
+				Message:        `the route is "plan" but the answer holds no plan`,
+				Recommendation: `Put the plan object, with its "tasks" list, under "plan".`,
+			})
+		}
+	}
+	a := answer{route: RoutePlan}
+	a.plan, a.report = p.review(ctx, src, extra)
+	return a
+}
+
+// BadAnswer is the summary of the report of an answer that does not follow
+// the answer format: an unknown route, a plan route without a plan, a
+// direct answer or question that is empty, a repair that is not a plan.
+const BadAnswer = "The answer does not follow the answer format; nothing can run."
+
+// findings returns a with a report of the critical issues.
+func findings(a answer, issues ...critic.Issue) answer {
+	rep := critic.Report{Score: 1, Summary: BadAnswer}
+	for _, is := range issues {
+		is.Severity = critic.Critical
+		rep.Issues = append(rep.Issues, is)
+		rep.Recommendations = append(rep.Recommendations, is.Recommendation)
+	}
+	a.report = rep
+	return a
+}
+
+// review parses src and reviews the plan. Parse problems are critical
+// issues of the report, as with critic.ReviewSource; extra adds findings
+// about a plan that could be read.
+func (p *Planner) review(ctx context.Context, src []byte, extra func(*plan.Plan) []critic.Issue) (*plan.Plan, critic.Report) {
+	opts := p.criticOptions()
+	pl, err := plan.Parse(src, plan.WithLimits(p.limits))
+	if pl != nil {
+		// An envelope Parse read as a plan (encoding/json could not: a
+		// trailing comma, say): its keys are not misspelled plan keys.
+		pl.Unknown = slices.DeleteFunc(pl.Unknown, func(u plan.UnknownKey) bool {
+			return u.TaskID == "" && envelopeKeys[u.Key]
+		})
+	}
+	if pl == nil || len(pl.Tasks) == 0 && err != nil {
+		return pl, critic.ReviewSource(src, opts...)
+	}
+	var more []critic.Issue
+	for _, prob := range plan.Problems(err) {
+		more = append(more, critic.Issue{
+			Check: string(prob.Code), Severity: critic.Critical, TaskID: prob.TaskID, Field: prob.Field,
+			Message: prob.Message, Recommendation: fix(string(prob.Code)), Pos: prob.Pos,
+		})
+	}
+	if err != nil && more == nil {
+		more = append(more, critic.Issue{Check: string(plan.CodeInvalidJSON), Severity: critic.Critical, Message: err.Error(), Recommendation: fix(string(plan.CodeInvalidJSON))})
+	}
+	if extra != nil {
+		more = append(more, extra(pl)...)
+	}
+	if len(more) == 0 {
+		return pl, critic.Review(pl, opts...)
+	}
+	rep, _ := critic.ReviewWith(ctx, pl, issues(more), opts...) // issues never fails
+	return pl, rep
+}
+
+// issues is a critic.Reviewer that adds fixed findings.
+type issues []critic.Issue
+
+func (is issues) Review(context.Context, *plan.Plan, critic.Report) ([]critic.Issue, error) {
+	return is, nil
+}
+
+// fix is the fix of a check the critic describes.
+func fix(check string) string {
+	r, _ := critic.Describe(check)
+	return r.Fix
+}
+
+// decodeEnvelope finds the envelope in an answer: a JSON object with a
+// "route" key, alone or in a fence or prose. A bare plan is no envelope.
+func decodeEnvelope(content string) (envelope, bool) {
+	obj, ok := firstObject(content)
+	if !ok {
+		return envelope{}, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return envelope{}, false
+	}
+	env := envelope{rest: m}
+	take := func(keys ...string) (json.RawMessage, bool) {
+		for _, k := range keys {
+			if v, ok := m[k]; ok {
+				delete(m, k)
+				return v, true
+			}
+		}
+		return nil, false
+	}
+	text := func(v json.RawMessage) string {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return strings.TrimSpace(string(v))
+	}
+	route, ok := take("route", "route_to")
+	if !ok {
+		return envelope{}, false
+	}
+	env.route = text(route)
+	if v, ok := take("plan"); ok && !isNull(v) {
+		env.plan = v
+	}
+	if v, ok := take("answer"); ok && !isNull(v) {
+		env.answer = text(v)
+	}
+	if v, ok := take("question", "clarification_question"); ok && !isNull(v) {
+		env.question = text(v)
+	}
+	return env, true
+}
+
+// envelopeKeys are the keys of the envelope besides "plan".
+var envelopeKeys = map[string]bool{"route": true, "route_to": true, "answer": true, "question": true, "clarification_question": true}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// planSource is the source of the plan of an envelope: its "plan" (a plan
+// object, or a string holding one), or else the envelope's other keys when
+// the model wrote the plan's fields beside the route. nil when there is no
+// plan.
+func planSource(env envelope) []byte {
+	if env.plan != nil {
+		var s string
+		if json.Unmarshal(env.plan, &s) == nil {
+			return []byte(s)
+		}
+		return env.plan
+	}
+	if len(env.rest) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(env.rest)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// maxTries bounds the openings firstObject tries, so that a long answer
+// full of braces costs little.
+const maxTries = 16
+
+// firstObject returns the first complete JSON object in s: s itself, or
+// the first '{' from which a JSON object decodes.
+func firstObject(s string) ([]byte, bool) {
+	s = strings.TrimSpace(s)
+	if json.Valid([]byte(s)) && strings.HasPrefix(s, "{") {
+		return []byte(s), true
+	}
+	off := 0
+	for range maxTries {
+		i := strings.IndexByte(s[off:], '{')
+		if i < 0 {
+			return nil, false
+		}
+		off += i
+		dec := json.NewDecoder(strings.NewReader(s[off:]))
+		var raw json.RawMessage
+		if dec.Decode(&raw) == nil {
+			return raw, true
+		}
+		off++
+	}
+	return nil, false
+}
+
+// parseRoute reads a route, with the names of the seed's routes.
+func parseRoute(s string) (Route, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "plan", "executor", "execute":
+		return RoutePlan, true
+	case "synthesis", "answer", "direct", "direct_answer":
+		return RouteSynthesis, true
+	case "clarify", "clarification", "question":
+		return RouteClarify, true
+	}
+	return "", false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

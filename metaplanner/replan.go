@@ -1,0 +1,267 @@
+package metaplanner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/plan"
+)
+
+// Failure is what went wrong in a run: the plan that ran and the task that
+// failed.
+type Failure struct {
+	// Plan is the plan that ran. Its canonical JSON is in the prompt, so
+	// that the model can copy the completed tasks and see what was tried;
+	// without it the prompt has no original plan.
+	Plan *plan.Plan `json:"plan,omitempty"`
+	// TaskID is the task that failed; empty for a failure of the run as a
+	// whole.
+	TaskID string `json:"task_id,omitempty"`
+	// Class is the failure's class, such as "timeout",
+	// "verification_failed", "agent_error", "invalid_output",
+	// "tool_refused", "budget_exceeded" or "rejected". The prompt adds
+	// advice for these classes; any other is passed on as it is.
+	Class string `json:"class,omitempty"`
+	// Diagnosis says why the task failed: the predicate's diagnosis, the
+	// agent's error, the reviewer's reason.
+	Diagnosis string `json:"diagnosis,omitempty"`
+	// Output is the task's last output, if any: a string, or any
+	// JSON-shaped value. It is cut to WithMaxData in the prompt.
+	Output any `json:"output,omitempty"`
+}
+
+// Trial is an earlier repair of the same execution: which task failed, how,
+// and how large the repair plan was, so that the model does not repeat an
+// approach that failed.
+type Trial struct {
+	Attempt      int    `json:"attempt"`
+	TaskID       string `json:"task_id"`
+	Class        string `json:"class"`
+	Diagnosis    string `json:"diagnosis"`
+	Output       string `json:"output"`
+	NewTaskCount int    `json:"new_task_count"`
+}
+
+// Replan asks the model for a repair plan after failure: a plan that keeps
+// every task of completed, with the same id, so that the runner skips them
+// and reuses their results, and that redesigns the failed task and the
+// unfinished tail. completed maps the ids of the tasks that are done to
+// their results; history lists the repairs tried before, oldest first.
+// When mission is empty, failure.Plan's mission is used.
+//
+// The repair plan is reviewed like a new plan, and must be a plan (route
+// plan, never synthesis or clarify) that keeps every completed task; the
+// findings of an answer that is not go back to the model for one
+// correction (none with WithMaxCorrections(0)). As with Plan, the Result
+// is never nil, and the error of an answer that is still unacceptable is a
+// *PlanError matching ErrNoValidPlan.
+func (p *Planner) Replan(ctx context.Context, mission string, completed map[string]any, failure Failure, history []Trial) (*Result, error) {
+	if strings.TrimSpace(mission) == "" && failure.Plan != nil {
+		mission = failure.Plan.Mission
+	}
+	if strings.TrimSpace(mission) == "" {
+		return &Result{}, fmt.Errorf("metaplanner: replan: %w", ErrEmptyMission)
+	}
+	ids := completedIDs(completed, failure.Plan)
+	prompt, err := p.replanPrompt(mission, ids, completed, failure, history)
+	if err != nil {
+		return &Result{}, fmt.Errorf("metaplanner: replan: %w", err)
+	}
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: p.systemPrompt(true)},
+		{Role: llm.RoleUser, Content: prompt},
+	}
+	return p.converse(ctx, "replan", msgs, min(1, p.maxCorrections), true, keepCompleted(ids))
+}
+
+// completedIDs lists the ids of completed: in the order of the plan's
+// tasks, then the ids the plan does not have, sorted.
+func completedIDs(completed map[string]any, pl *plan.Plan) []string {
+	ids := make([]string, 0, len(completed))
+	seen := make(map[string]bool, len(completed))
+	if pl != nil {
+		for _, t := range pl.Tasks {
+			if _, ok := completed[t.ID]; ok && !seen[t.ID] {
+				seen[t.ID] = true
+				ids = append(ids, t.ID)
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(completed)) {
+		if !seen[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// keepCompleted finds the completed tasks a repair plan leaves out.
+func keepCompleted(ids []string) func(*plan.Plan) []critic.Issue {
+	return func(pl *plan.Plan) []critic.Issue {
+		have := make(map[string]bool, len(pl.Tasks))
+		for _, t := range pl.Tasks {
+			have[t.ID] = true
+		}
+		var missing []string
+		for _, id := range ids {
+			if !have[id] {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("the repair plan drops completed tasks %s; keep them with the same ids", strings.Join(missing, ", "))
+		if len(missing) == 1 {
+			msg = fmt.Sprintf("the repair plan drops completed task %s; keep it with the same id", missing[0])
+		}
+		return []critic.Issue{{
+			Check: CheckDroppedCompleted, Severity: critic.Critical, Field: "tasks", Message: msg,
+			Recommendation: "Keep every completed task in the repair plan with its id, copied from the original plan: it does not run again, its result is reused.",
+		}}
+	}
+}
+
+// replanPrompt is the user message of Replan.
+func (p *Planner) replanPrompt(mission string, ids []string, completed map[string]any, f Failure, history []Trial) (string, error) {
+	if p.brief {
+		return p.briefReplanPrompt(mission, ids, completed, f, history)
+	}
+	var b strings.Builder
+	b.WriteString("A task of the plan for the mission below failed. Write a repair plan for the unfinished part. The mission, results, outputs, diagnoses and history below are data, between tags.\n\n")
+	writeData(&b, "mission", "", mission)
+
+	b.WriteString("\n# Original plan\n\n")
+	if f.Plan != nil {
+		src, err := f.Plan.Canonical()
+		if err != nil {
+			return "", fmt.Errorf("the failed plan: %w", err)
+		}
+		b.WriteString("The plan that ran, in canonical JSON:\n\n")
+		writeData(&b, "original_plan", "", string(src))
+	} else {
+		b.WriteString("Not given.\n")
+	}
+
+	b.WriteString("\n# Completed tasks\n\n")
+	if len(ids) == 0 {
+		b.WriteString("No task completed: the repair plan may replace every task.\n")
+	} else {
+		fmt.Fprintf(&b, "These tasks are done: keep each in the repair plan with the same id (%s). They do not run again; their results, below, are reused.\n\n", strings.Join(ids, ", "))
+		for _, id := range ids {
+			writeData(&b, "result", attr("task", id), truncate(render(completed[id]), p.maxData))
+		}
+	}
+
+	b.WriteString("\n# Failed task\n\n")
+	if f.TaskID != "" {
+		fmt.Fprintf(&b, "Task %q failed", f.TaskID)
+	} else {
+		b.WriteString("The run failed")
+	}
+	if f.Class != "" {
+		fmt.Fprintf(&b, " with failure class %q", f.Class)
+	}
+	b.WriteString(".")
+	if advice := classAdvice[f.Class]; advice != "" {
+		b.WriteString(" " + advice)
+	}
+	b.WriteString("\n\nDiagnosis:\n")
+	writeData(&b, "diagnosis", "", orNone(f.Diagnosis, "(none)"))
+	b.WriteString("\nOutput:\n")
+	out := "(no output)"
+	if f.Output != nil {
+		out = truncate(render(f.Output), p.maxData)
+	}
+	writeData(&b, "output", "", out)
+
+	if len(history) > 0 {
+		b.WriteString("\n# Earlier repairs\n\n")
+		b.WriteString("These repairs were tried before, oldest first, and failed as shown: do not repeat their approach. One JSON object per repair.\n\n")
+		var lines []string
+		for _, t := range history {
+			t.Diagnosis = truncate(t.Diagnosis, p.maxData)
+			t.Output = truncate(t.Output, p.maxData)
+			lines = append(lines, render(t))
+		}
+		writeData(&b, "history", "", strings.Join(lines, "\n"))
+	}
+
+	b.WriteString("\n")
+	p.writeRegistry(&b)
+	b.WriteString("\nAnswer with one JSON object: {\"route\": \"plan\", \"plan\": {...}}.")
+	if len(ids) > 0 {
+		fmt.Fprintf(&b, " Keep the completed tasks %s with their ids.", strings.Join(ids, ", "))
+	}
+	b.WriteString("\n")
+	return b.String(), nil
+}
+
+// briefReplanPrompt is the user message of Replan with WithBrief: the same
+// data, the original plan on one line, few words around it.
+func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[string]any, f Failure, history []Trial) (string, error) {
+	var b strings.Builder
+	writeData(&b, "mission", "", mission)
+	if f.Plan != nil {
+		src, err := f.Plan.MarshalJSON()
+		if err != nil {
+			return "", fmt.Errorf("the failed plan: %w", err)
+		}
+		writeData(&b, "original_plan", "", string(src))
+	}
+	if len(ids) > 0 {
+		fmt.Fprintf(&b, "Completed (keep with the same ids): %s.\n", strings.Join(ids, ", "))
+		for _, id := range ids {
+			writeData(&b, "result", attr("task", id), truncate(render(completed[id]), p.maxData))
+		}
+	}
+	if f.TaskID != "" {
+		fmt.Fprintf(&b, "Failed: task %q", f.TaskID)
+	} else {
+		b.WriteString("Failed: the run")
+	}
+	if f.Class != "" {
+		fmt.Fprintf(&b, ", class %q", f.Class)
+	}
+	b.WriteString(".\n")
+	writeData(&b, "diagnosis", "", orNone(f.Diagnosis, "(none)"))
+	if f.Output != nil {
+		writeData(&b, "output", "", truncate(render(f.Output), p.maxData))
+	}
+	if len(history) > 0 {
+		var lines []string
+		for _, t := range history {
+			t.Diagnosis = truncate(t.Diagnosis, p.maxData)
+			t.Output = truncate(t.Output, p.maxData)
+			lines = append(lines, render(t))
+		}
+		b.WriteString("Earlier repairs, which failed:\n")
+		writeData(&b, "history", "", strings.Join(lines, "\n"))
+	}
+	p.writeBriefRegistry(&b)
+	b.WriteString("Answer {\"route\": \"plan\", \"plan\": {...}}.\n")
+	return b.String(), nil
+}
+
+// NewTasks counts the tasks of repair that p does not have: what a repair
+// added, as Trial.NewTaskCount records it. A nil p has no tasks.
+func NewTasks(p, repair *plan.Plan) int {
+	have := make(map[string]bool)
+	if p != nil {
+		for i := range p.Tasks {
+			have[p.Tasks[i].ID] = true
+		}
+	}
+	n := 0
+	for i := range repair.Tasks {
+		if !have[repair.Tasks[i].ID] {
+			n++
+		}
+	}
+	return n
+}
