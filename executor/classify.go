@@ -1,0 +1,56 @@
+package executor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Class is the kind of a task failure, as the seed's failure taxonomy
+// names it.
+type Class string
+
+// Failure classes.
+const (
+	ClassTimeout            Class = "timeout"
+	ClassVerification       Class = "verification_failed"
+	ClassInvalidOutput      Class = "invalid_output"
+	ClassPrecondition       Class = "precondition_failed"
+	ClassToolRefused        Class = "tool_refused"
+	ClassBudget             Class = "budget_exceeded"
+	ClassRejected           Class = "rejected"
+	ClassPanic              Class = "panic"
+	ClassUpstreamGateFailed Class = "gate_failed"
+	ClassAgentError         Class = "agent_error"
+)
+
+// Classify names the kind of a task's failure.
+func Classify(err error) Class {
+	var panicked *runner.PanicError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		return ClassBudget
+	case errors.Is(err, context.DeadlineExceeded):
+		return ClassTimeout
+	case errors.Is(err, runner.ErrVerification), errors.Is(err, runner.ErrGateOutput):
+		return ClassVerification
+	case errors.Is(err, runner.ErrMissingValue), errors.Is(err, runner.ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):
+		return ClassInvalidOutput
+	case errors.Is(err, agent.ErrPrecondition):
+		return ClassPrecondition
+	case errors.Is(err, agent.ErrToolRefused):
+		return ClassToolRefused
+	case errors.Is(err, runner.ErrRejected):
+		return ClassRejected
+	case errors.Is(err, runner.ErrGateFailed):
+		return ClassUpstreamGateFailed
+	case errors.As(err, &panicked):
+		return ClassPanic
+	}
+	return ClassAgentError
+}

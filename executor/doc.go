@@ -1,0 +1,16 @@
+// Package executor runs a plan to the end: the PlanExecutor of dagent.
+//
+// Execute refuses a plan the critic finds critical issues in, runs it, and
+// when the run asks for a replan — or a critical task fails and replanning
+// is allowed — asks the meta-planner for a repair plan of the unfinished
+// tail and runs that, keeping every result finished so far (siblings that
+// finished in the same phase as the failure included): completed tasks are
+// never run again.
+//
+// Replanning stops at the limits and halt conditions of seed 004: a total
+// and a per-task number of replans, the same task failing the same way
+// twice, too many failed executions in a row without progress, and budgets
+// of tokens, LLM calls and wall time. Every failure is classified
+// (timeout, verification failed, invalid output, agent error, ...) and the
+// class goes into the replan prompt and the result's history.
+package executor

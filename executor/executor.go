@@ -1,0 +1,345 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Replanner asks for a repair plan of the unfinished tail of a plan;
+// *metaplanner.Planner is one.
+type Replanner interface {
+	Replan(ctx context.Context, mission string, completed map[string]any, failure metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error)
+}
+
+// Halts: why replanning stopped before the plan completed.
+const (
+	HaltMaxReplans          = "max_replans"
+	HaltMaxReplansPerTask   = "max_replans_per_task"
+	HaltSameFailure         = "same_failure"
+	HaltConsecutiveFailures = "consecutive_failures"
+	HaltBudget              = "budget_exceeded"
+	HaltReplanFailed        = "replan_failed"
+)
+
+// ErrRefused: the critic found critical issues in the plan; nothing ran.
+var ErrRefused = errors.New("plan refused by the critic")
+
+// RefusedError carries the critic's report of a refused plan.
+type RefusedError struct {
+	Report critic.Report
+}
+
+func (e *RefusedError) Error() string {
+	n := e.Report.Count(critic.Critical)
+	msg := fmt.Sprintf("%s: %d critical issue", ErrRefused, n)
+	if n != 1 {
+		msg += "s"
+	}
+	for _, is := range e.Report.Issues {
+		if is.Severity == critic.Critical {
+			msg += "; " + is.String()
+			break
+		}
+	}
+	return msg
+}
+
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// Result is the outcome of an execution.
+type Result struct {
+	// Status is the status of the last run; Err why it failed.
+	Status runner.Status
+	Err    error
+	// Plan is the plan that ran last: the original, or the last repair.
+	Plan *plan.Plan
+	// Tasks holds the latest result of every task of every plan that ran.
+	Tasks map[string]*runner.TaskResult
+	// PendingReviews and Replan are the last run's.
+	PendingReviews []runner.PendingReview
+	Replan         *runner.ReplanRequest
+	// Report is the critic's report of the original plan.
+	Report            critic.Report
+	ReplanCount       int
+	ExecutionAttempts int
+	Duration          time.Duration
+	// Usage is the token usage of the runs and of the planner.
+	Usage llm.Usage
+	// History lists the repairs, in order.
+	History []metaplanner.Trial
+	// Halt says why replanning stopped short, empty when it did not.
+	Halt string
+}
+
+// Outputs returns the outputs of every task that is done.
+func (r *Result) Outputs() map[string]any {
+	out := make(map[string]any, len(r.Tasks))
+	for id, t := range r.Tasks {
+		if t.Status == runner.TaskDone {
+			out[id] = t.Output
+		}
+	}
+	return out
+}
+
+// Execute runs p for mission to the end. A plan the critic finds critical
+// issues in is refused with a *RefusedError before anything runs; runner
+// setup errors (an invalid predicate, an agent that cannot run) are
+// returned as they are. Everything else — failures, halts, budgets (the
+// wall time included) — is in the result; an error beside it says ctx
+// ended the execution.
+func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) (*Result, error) {
+	c := newConfig(opts)
+	start := time.Now()
+	parent := ctx
+	if c.budget.MaxDuration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.budget.MaxDuration)
+		defer cancel()
+	}
+	rep := critic.Review(p, c.critic...)
+	if rep.Has(critic.Critical) {
+		return nil, &RefusedError{Report: rep}
+	}
+	e := &execution{c: c, mission: mission, parent: parent, res: &Result{Report: rep, Tasks: make(map[string]*runner.TaskResult)}, completed: make(map[string]any), perTask: make(map[string]int)}
+	err := e.loop(ctx, p)
+	e.res.Duration = time.Since(start)
+	return e.res, err
+}
+
+// execution is the state of one Execute.
+type execution struct {
+	c         config
+	mission   string
+	parent    context.Context // the caller's context, without the wall-time budget
+	res       *Result
+	completed map[string]any
+	perTask   map[string]int
+	streak    int  // failed executions in a row without a new finished task
+	progress  bool // the last run finished a task not finished before
+	planUsage llm.Usage
+}
+
+func (e *execution) loop(ctx context.Context, p *plan.Plan) error {
+	for {
+		e.res.Plan = p
+		rr, err := e.run(ctx, p)
+		if rr == nil {
+			return err
+		}
+		if err != nil && ctx.Err() != nil && e.parent.Err() == nil {
+			return e.cancelled(ctx) // the wall-time budget is spent
+		}
+		if err != nil || !e.repairable(rr) {
+			return err
+		}
+		f := e.failure(rr, p)
+		if halt := e.halt(f); halt != "" {
+			e.res.Halt = halt
+			return nil
+		}
+		if e.c.cooldown > 0 {
+			t := time.NewTimer(e.c.cooldown)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return e.cancelled(ctx)
+			case <-t.C:
+			}
+		}
+		next, err := e.c.planner.Replan(ctx, e.mission, maps.Clone(e.completed), f, e.res.History)
+		if next != nil {
+			e.planUsage = e.planUsage.Add(next.Usage)
+			e.res.Usage = e.res.Usage.Add(next.Usage)
+		}
+		if err != nil || next == nil || next.Plan == nil {
+			if ctx.Err() != nil {
+				return e.cancelled(ctx)
+			}
+			e.res.Halt = HaltReplanFailed
+			e.res.Status = runner.StatusFailed
+			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, cmpErr(err))
+			return nil
+		}
+		if rep := critic.Review(next.Plan, e.c.critic...); rep.Has(critic.Critical) {
+			e.res.Halt = HaltReplanFailed
+			e.res.Status = runner.StatusFailed
+			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, &RefusedError{Report: rep})
+			return nil
+		}
+		e.perTask[f.TaskID]++
+		e.res.ReplanCount++
+		e.res.History = append(e.res.History, metaplanner.Trial{
+			Attempt: e.res.ReplanCount, TaskID: f.TaskID, Class: f.Class, Diagnosis: f.Diagnosis,
+			Output: excerpt(f.Output), NewTaskCount: metaplanner.NewTasks(p, next.Plan),
+		})
+		if e.overBudget() {
+			// Planning the repair spent what was left: do not run it.
+			e.res.Halt = HaltBudget
+			return nil
+		}
+		p = next.Plan
+	}
+}
+
+// run executes p once with every result finished so far.
+func (e *execution) run(ctx context.Context, p *plan.Plan) (*runner.Result, error) {
+	initial := make(map[string]any)
+	for i := range p.Tasks {
+		if out, ok := e.completed[p.Tasks[i].ID]; ok {
+			initial[p.Tasks[i].ID] = out
+		}
+	}
+	opts := append(append([]runner.Option{}, e.c.runner...), runner.WithInitialResults(initial))
+	rr, err := runner.New(opts...).Run(ctx, p)
+	if rr == nil {
+		return nil, err
+	}
+	e.res.ExecutionAttempts++
+	before := len(e.completed)
+	for id, t := range rr.Tasks {
+		if _, had := e.completed[id]; had && t.Attempts == 0 {
+			continue // carried over: keep the result of the run that did it
+		}
+		e.res.Tasks[id] = t
+		if t.Status == runner.TaskDone {
+			e.completed[id] = t.Output
+		}
+	}
+	e.progress = len(e.completed) > before
+	e.res.Status, e.res.Err = rr.Status, rr.Err
+	e.res.PendingReviews, e.res.Replan = rr.PendingReviews, rr.Replan
+	e.res.Usage = e.res.Usage.Add(rr.Usage)
+	return rr, err
+}
+
+// repairable reports whether the run ended in a way a replan may repair.
+func (e *execution) repairable(rr *runner.Result) bool {
+	if e.c.planner == nil {
+		return false
+	}
+	var te *runner.TaskError
+	switch rr.Status {
+	case runner.StatusReplanRequired:
+		return true
+	case runner.StatusFailed:
+		return errors.As(rr.Err, &te)
+	}
+	return false
+}
+
+// failure describes the failure that ended the run, for the planner.
+func (e *execution) failure(rr *runner.Result, p *plan.Plan) metaplanner.Failure {
+	f := metaplanner.Failure{Plan: p}
+	var te *runner.TaskError
+	switch {
+	case rr.Replan != nil:
+		f.TaskID, f.Output, f.Diagnosis = rr.Replan.TaskID, rr.Replan.Output, rr.Replan.Diagnosis
+	case errors.As(rr.Err, &te):
+		f.TaskID = te.TaskID
+		if t := rr.Tasks[te.TaskID]; t != nil {
+			f.Output, f.Diagnosis = t.Output, t.Diagnosis
+		}
+	}
+	if t := rr.Tasks[f.TaskID]; t != nil {
+		f.Class = string(Classify(t.Err))
+		if f.Diagnosis == "" && t.Err != nil {
+			f.Diagnosis = t.Err.Error()
+		}
+	}
+	return f
+}
+
+// halt says which limit, if any, stops replanning after failure f.
+func (e *execution) halt(f metaplanner.Failure) string {
+	if e.progress {
+		e.streak = 0
+	} else {
+		e.streak++
+	}
+	for _, t := range e.res.History {
+		if t.TaskID == f.TaskID && t.Class == f.Class && t.Diagnosis == f.Diagnosis {
+			return HaltSameFailure
+		}
+	}
+	switch {
+	case f.Class == string(ClassBudget) || e.overBudget():
+		return HaltBudget
+	case e.res.ReplanCount >= e.c.maxReplans:
+		return HaltMaxReplans
+	case e.perTask[f.TaskID] >= e.c.maxReplansPerTask:
+		return HaltMaxReplansPerTask
+	case e.streak >= e.c.maxConsecutiveFailures:
+		return HaltConsecutiveFailures
+	}
+	return ""
+}
+
+// overBudget reports whether tokens or calls are spent.
+func (e *execution) overBudget() bool {
+	b := e.c.budget
+	usage := e.res.Usage
+	calls := -1
+	if e.c.meter != nil {
+		usage, calls = e.c.meter.Usage(), e.c.meter.Calls()
+	}
+	return b.MaxTokens > 0 && usage.Total() >= b.MaxTokens || b.MaxCalls > 0 && calls >= b.MaxCalls
+}
+
+// cancelled ends an execution whose context is done: the end of the
+// wall-time budget is a halt, the caller's context ending an error.
+func (e *execution) cancelled(ctx context.Context) error {
+	e.res.Status = runner.StatusFailed
+	if e.parent.Err() == nil {
+		e.res.Halt = HaltBudget
+		e.res.Err = fmt.Errorf("wall time budget of %s spent: %w", e.c.budget.MaxDuration, context.Cause(ctx))
+		return nil
+	}
+	e.res.Err = fmt.Errorf("execution cancelled: %w", context.Cause(e.parent))
+	return e.res.Err
+}
+
+func cmpErr(err error) error {
+	if err == nil {
+		return errors.New("the planner returned no plan")
+	}
+	return err
+}
+
+// excerptBytes bounds the failing output kept in the history.
+const excerptBytes = 500
+
+// excerpt is the start of an output, as text.
+func excerpt(v any) string {
+	if v == nil {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if len(s) > excerptBytes {
+		cut := excerptBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}

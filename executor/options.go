@@ -1,0 +1,114 @@
+package executor
+
+import (
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Defaults of the limits.
+const (
+	DefaultMaxReplans             = 5
+	DefaultMaxReplansPerTask      = 3
+	DefaultMaxConsecutiveFailures = 3
+)
+
+// Budget bounds what a whole execution may spend; zero fields are no limit.
+type Budget struct {
+	// MaxTokens bounds the tokens of every LLM call: agents and planner.
+	MaxTokens int
+	// MaxCalls bounds the number of LLM calls.
+	MaxCalls int
+	// MaxDuration bounds the wall time of the execution.
+	MaxDuration time.Duration
+}
+
+// Meter reports what the LLM calls of an execution spent; *llm.Meter is
+// one. Without it, tokens are counted from the results and calls are not.
+type Meter interface {
+	Usage() llm.Usage
+	Calls() int
+}
+
+// Option configures Execute.
+type Option func(*config)
+
+type config struct {
+	runner                 []runner.Option
+	critic                 []critic.Option
+	planner                Replanner
+	maxReplans             int
+	maxReplansPerTask      int
+	maxConsecutiveFailures int
+	cooldown               time.Duration
+	budget                 Budget
+	meter                  Meter
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxReplans: DefaultMaxReplans, maxReplansPerTask: DefaultMaxReplansPerTask, maxConsecutiveFailures: DefaultMaxConsecutiveFailures}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithRunner configures the runner of every execution: agents, registry,
+// concurrency, schedule, timeouts, observers. Initial results are the
+// executor's own.
+func WithRunner(opts ...runner.Option) Option {
+	return func(c *config) { c.runner = append(c.runner, opts...) }
+}
+
+// WithAgent runs the tasks that name agent name on a, as runner.WithAgent
+// does, and tells the critic that the name is a worker.
+func WithAgent(name string, a agent.Agent) Option {
+	return func(c *config) {
+		c.runner = append(c.runner, runner.WithAgent(name, a))
+		c.critic = append(c.critic, critic.WithWorkers(name))
+	}
+}
+
+// WithCritic configures the critic that gates the plan and checks repair
+// plans.
+func WithCritic(opts ...critic.Option) Option {
+	return func(c *config) { c.critic = append(c.critic, opts...) }
+}
+
+// WithReplanner allows replanning with p. Without it, a run that asks for a
+// replan ends as replan_required.
+func WithReplanner(p Replanner) Option {
+	return func(c *config) { c.planner = p }
+}
+
+// WithMaxReplans bounds the replans of an execution. Default 5.
+func WithMaxReplans(n int) Option {
+	return func(c *config) { c.maxReplans = n }
+}
+
+// WithMaxReplansPerTask bounds the replans one task may cause. Default 3.
+func WithMaxReplansPerTask(n int) Option {
+	return func(c *config) { c.maxReplansPerTask = n }
+}
+
+// WithMaxConsecutiveFailures bounds the failed executions in a row that
+// finish no new task. Default 3.
+func WithMaxConsecutiveFailures(n int) Option {
+	return func(c *config) { c.maxConsecutiveFailures = n }
+}
+
+// WithCooldown waits d before each replan, to let rate limits and flaky
+// services recover. Default none.
+func WithCooldown(d time.Duration) Option {
+	return func(c *config) { c.cooldown = d }
+}
+
+// WithBudget bounds tokens, LLM calls and wall time; m reports the LLM
+// calls' spending (nil: tokens are counted from the results).
+func WithBudget(b Budget, m Meter) Option {
+	return func(c *config) { c.budget, c.meter = b, m }
+}
