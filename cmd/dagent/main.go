@@ -3,7 +3,10 @@
 // Usage:
 //
 //	dagent lint [-f F] PLAN...      check plans statically; F: text, json, sarif or github
-//	dagent run PLAN --registry F    run a plan on the registry's workers
+//	dagent plan MISSION             ask an LLM for a plan of a mission
+//	dagent run PLAN --registry F    run a plan on the registry's workers and its LLM agents
+//	dagent run PLAN --replan        run a plan, repairing it with the meta-planner on failure
+//	dagent run --mission MISSION    plan a mission, then run the plan as --replan does
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
@@ -12,8 +15,18 @@
 //
 // PLAN is a path, or - for standard input. Exit codes: 0 success, 1 the plan
 // or registry is invalid (every problem on standard error, one per line), the
-// run failed or the predicate failed, 2 usage or I/O error, 3 the run waits
-// for human review, 4 the run needs a new plan.
+// critic refused the plan, the planner found no valid plan, the run failed or
+// the predicate failed, 2 usage or I/O error (a command that needs an LLM and
+// has none configured included), 3 the run waits for human review, 4 the run
+// needs a new plan, 5 the planner answered the mission directly (the answer
+// is printed), 6 the planner asks a clarifying question (the question is
+// printed).
+//
+// Commands that talk to an LLM (plan, and run when the plan has LLM agents
+// or replans) use any OpenAI-compatible server: OPENAI_API_KEY for
+// api.openai.com, OPENAI_BASE_URL for another, DAGENT_MODEL or --model for
+// the model. --record FILE appends every exchange to FILE; --replay FILE
+// answers from such a recording, with no server and no key.
 package main
 
 import (
@@ -50,6 +63,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, plan.ErrInvalid):
 		// The problems themselves are already on stderr.
 		return exitInvalid
+	case errors.Is(err, errNoLLM):
+		// Said plainly, without what asked for the LLM.
+		fmt.Fprintln(stderr, "dagent:", errNoLLM)
+		return exitUsage
+	case errors.Is(err, errNoModel):
+		fmt.Fprintln(stderr, "dagent:", errNoModel)
+		return exitUsage
 	default:
 		fmt.Fprintln(stderr, "dagent:", err)
 		return exitUsage

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -61,19 +64,37 @@ func (p *progress) Observe(e runner.Event) {
 	fmt.Fprintf(p.w, "%8s  %s\n", round(e.Time.Sub(p.start)), line)
 }
 
+// summaryExtra is what a summary of a run that replanned adds.
+type summaryExtra struct {
+	replans int
+	halt    string
+}
+
 // writeSummary prints the table of tasks, the pending reviews, the outputs
-// of the plan's final tasks and how the run ended.
-func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, path string) error {
+// of the plan's final tasks and how the run ended. Tasks of res that p
+// does not have (those of earlier plans a replan dropped) come last.
+func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
-	for i := range p.Tasks {
-		t := res.Tasks[p.Tasks[i].ID]
+	row := func(t *runner.TaskResult, name string) {
 		why := t.Diagnosis
 		if why == "" && t.Status != runner.TaskDone {
 			why = errString(t.Err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.ID, t.Status, t.Attempts, round(t.Duration), oneLine(why, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", name, t.Status, t.Attempts, round(t.Duration), oneLine(why, 80))
+	}
+	inPlan := make(map[string]bool, len(p.Tasks))
+	for i := range p.Tasks {
+		inPlan[p.Tasks[i].ID] = true
+		if t := res.Tasks[p.Tasks[i].ID]; t != nil {
+			row(t, t.ID)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(res.Tasks)) {
+		if !inPlan[id] {
+			row(res.Tasks[id], id+" (replaced)")
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -90,15 +111,22 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, path string) er
 		}
 	}
 	fmt.Fprintln(w)
+	if x.halt != "" {
+		fmt.Fprintf(w, "replanning halted (%s): %s\n", x.halt, haltReason(x.halt))
+	}
+	after, and := "", ""
+	if x.replans > 0 {
+		after, and = " after "+plural(x.replans, "replan"), " and "+plural(x.replans, "replan")
+	}
 	switch res.Status {
 	case runner.StatusCompleted:
-		fmt.Fprintf(w, "completed in %s\n", round(res.Duration))
+		fmt.Fprintf(w, "completed in %s%s\n", round(res.Duration), after)
 	case runner.StatusWaiting:
-		fmt.Fprintf(w, "waiting for review after %s\n", round(res.Duration))
+		fmt.Fprintf(w, "waiting for review after %s%s\n", round(res.Duration), and)
 	case runner.StatusReplanRequired:
-		fmt.Fprintf(w, "replan required by task %s: %s\n", res.Replan.TaskID, oneLine(res.Replan.Diagnosis, 200))
+		fmt.Fprintf(w, "replan required by task %s%s: %s\n", res.Replan.TaskID, after, oneLine(res.Replan.Diagnosis, 200))
 	default:
-		fmt.Fprintf(w, "failed after %s: %s\n", round(res.Duration), oneLine(errString(res.Err), 200))
+		fmt.Fprintf(w, "failed after %s%s: %s\n", round(res.Duration), and, oneLine(errString(res.Err), 200))
 	}
 	return nil
 }
@@ -160,4 +188,23 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// haltReason explains a halt of the executor.
+func haltReason(halt string) string {
+	switch halt {
+	case executor.HaltMaxReplans:
+		return "the replans reached --max-replans"
+	case executor.HaltMaxReplansPerTask:
+		return "a task's replans reached --max-replans-per-task"
+	case executor.HaltSameFailure:
+		return "a task failed the same way as before a replan"
+	case executor.HaltConsecutiveFailures:
+		return "executions in a row finished no new task"
+	case executor.HaltBudget:
+		return "the LLM budget (--max-tokens, --max-llm-calls) is spent"
+	case executor.HaltReplanFailed:
+		return "the planner gave no repair plan"
+	}
+	return halt
 }

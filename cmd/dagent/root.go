@@ -14,11 +14,19 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 plus dependencies as JSON. It parses them leniently, validates them into a
 DAG and runs them in parallel phases.
 
+dagent plan asks an LLM for a plan of a mission; dagent run --replan repairs
+a failing plan with it, and dagent run --mission plans and runs in one go.
+The LLM is any OpenAI-compatible server: set OPENAI_API_KEY (api.openai.com)
+or OPENAI_BASE_URL (e.g. http://localhost:8080/v1), and DAGENT_MODEL or
+--model. Commands and plans that need no LLM never ask for one.
+
 A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
 1 the checked thing failed (the plan or registry is invalid, with every
-problem on standard error one per line; the run or the predicate failed),
-2 usage or I/O error, 3 the run waits for human review, 4 the run needs a
-new plan.`,
+problem on standard error one per line; the critic refused the plan; no
+valid plan of the mission; the run or the predicate failed), 2 usage or I/O
+error (no LLM configured for a command that needs one), 3 the run waits for
+human review, 4 the run needs a new plan, 5 the planner answered the mission
+directly, 6 the planner asks a clarifying question.`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -26,7 +34,7 @@ new plan.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRun(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
+	root.AddCommand(newRun(), newPlan(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
 	root.AddCommand(newLint())
 	return root
 }

@@ -11,9 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
@@ -34,23 +38,69 @@ type runFlags struct {
 	timeout     time.Duration
 	format      string
 	runID       string
+
+	// Replanning.
+	replan            bool
+	mission           string
+	maxReplans        int
+	maxReplansPerTask int
+	cooldown          time.Duration
+
+	// Budgets.
+	maxTokens int
+	maxCalls  int
+	deadline  time.Duration
+
+	llm llmFlags
 }
+
+// replanOnly are the flags that only replanning uses.
+var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown"}
 
 func newRun() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run PLAN",
+		Use:   "run [PLAN]",
 		Short: "Run a plan",
 		Long: `Run a plan: every task on its agent, in parallel phases, each output checked
 by its verification predicate, failures handled by the task's policies.
 
 Tasks name workers of the registry (--registry, a YAML or JSON file of
-trusted commands). The text format prints one line per state change, then a
-summary table and the outputs of the final tasks; --format json prints one
-JSON document: {"run_id", "status", "error", "duration_ms", "tasks": {ID:
-{"status", "attempts", "output", "error", "diagnosis", "duration_ms"}},
-"pending_reviews": [{"task_id", "prompt", "upstream"}], "replan": {"task_id",
-"output", "diagnosis", "completed"}}.
+trusted commands) or LLM agents the plan defines ("default" is a plain
+model without tools); the LLM agents run on the LLM described below, which
+only a plan that has such tasks needs. The text format prints one line per
+state change, then a summary table and the outputs of the final tasks;
+--format json prints one JSON document: {"run_id", "status", "error",
+"duration_ms", "tasks": {ID: {"status", "attempts", "output", "error",
+"diagnosis", "duration_ms"}}, "pending_reviews": [{"task_id", "prompt",
+"upstream"}], "replan": {"task_id", "output", "diagnosis", "completed"}}.
+
+With --replan, a run that asks for a new plan — a task with on_failure
+"replan" failed, or a critical task failed — is repaired: the meta-planner
+writes a plan of the unfinished tail toward the mission (the plan's
+"mission", or --mission) and that plan runs, reusing every finished
+result, until the plan completes or a limit halts replanning
+(--max-replans in all, --max-replans-per-task, the same failure twice, the
+budgets). The critic reviews the plan first and refuses one with critical
+issues (the findings on standard error, exit 1). With --mission and no
+PLAN, the meta-planner writes the plan first, then it runs the same way;
+when the model answers the mission directly or asks a question instead,
+that is printed and the exit code is 5 or 6, as with dagent plan. The text
+format then adds a line per replan and why replanning halted; the JSON
+document adds "replan_count", "execution_attempts", "usage":
+{"prompt_tokens", "completion_tokens"} (every LLM call of the command),
+"replan_history": [{"attempt", "task_id", "class", "diagnosis", "output",
+"new_task_count"}], "halt" (null, or max_replans, max_replans_per_task,
+same_failure, consecutive_failures, budget_exceeded or replan_failed) and
+"plan" (the plan that ran last).
+
+--max-tokens and --max-llm-calls bound the LLM calls of the command (agents
+and planner); a call beyond them fails. --deadline bounds its wall time.
+
+The LLM is any OpenAI-compatible server: OPENAI_API_KEY for api.openai.com,
+OPENAI_BASE_URL (e.g. http://localhost:8080/v1) for another, DAGENT_MODEL or
+--model for the model. --record FILE appends every exchange to FILE;
+--replay FILE answers from such a recording without a server or a key.
 
 A run that waits for human review is resumed by running the plan again with
 the earlier result (--initial-results, the JSON result or an object of task
@@ -60,15 +110,27 @@ Resuming from a JSON result keeps its run id, so the tasks that run again get
 the same idempotency keys.
 
 Exit codes: 0 completed, 1 failed (or the plan or registry is invalid,
-problems on standard error), 2 usage or input error, 3 waiting for review,
-4 replan required. Interrupting the run (Ctrl-C) cancels it; finished results
-are kept and printed.`,
+problems on standard error; or the critic refused the plan; or no valid
+plan of the mission), 2 usage or input error (no LLM configured for a
+command that needs one), 3 waiting for review, 4 replan required, 5 the
+model answered the mission directly, 6 the model asks a question about the
+mission. Interrupting the run (Ctrl-C) cancels it; finished results are
+kept and printed.`,
 		Example: `  dagent run examples/health/plan.json --registry examples/health/registry.yaml
   dagent run examples/pipeline/plan.json --registry examples/pipeline/registry.yaml --format json > run.json
   dagent run examples/pipeline/plan.json --registry examples/pipeline/registry.yaml \
-      --initial-results run.json --reviews examples/pipeline/reviews.json`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runPlan(cmd, args[0], f) },
+      --initial-results run.json --reviews examples/pipeline/reviews.json
+  dagent run plan.json --registry registry.yaml --replan --max-tokens 200000
+  dagent run --mission "Check the health of this repository" --registry registry.yaml
+  dagent run --mission "Summarise the open issues" --replay session.jsonl --format json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runPlan(cmd, path, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry file (YAML or JSON) of the workers tasks may use")
@@ -79,23 +141,83 @@ are kept and printed.`,
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
 	fl.StringVarP(&f.format, "format", "f", "text", "output format: text or json")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key (default: the --initial-results run's id, else a new one)")
+	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
+	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
+	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
+	fl.IntVar(&f.maxReplansPerTask, "max-replans-per-task", executor.DefaultMaxReplansPerTask, "most replans one task may cause")
+	fl.DurationVar(&f.cooldown, "replan-cooldown", 0, "wait this long before each replan")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
+	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
+	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
+	f.llm.register(cmd)
 	return cmd
 }
 
-func runPlan(cmd *cobra.Command, path string, f runFlags) error {
+// replanning reports whether the run goes through the executor.
+func (f *runFlags) replanning() bool { return f.replan || f.mission != "" }
+
+// check rejects flags that do not go together.
+func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	if f.format != "text" && f.format != "json" {
 		return fmt.Errorf("unknown format %q; use text or json", f.format)
+	}
+	if path == "" && f.mission == "" {
+		return errors.New("run needs a PLAN, or --mission MISSION to plan one first")
+	}
+	if f.mission != "" && strings.TrimSpace(f.mission) == "" {
+		return errors.New("the mission is empty")
+	}
+	if !f.replanning() {
+		for _, name := range replanOnly {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s needs --replan or --mission", name)
+			}
+		}
+	} else if f.initial != "" {
+		return errors.New("--initial-results cannot be combined with --replan or --mission: replanning keeps its own results")
+	}
+	switch {
+	case f.maxReplans < 0, f.maxReplansPerTask < 0:
+		return errors.New("--max-replans and --max-replans-per-task must not be negative")
+	case f.maxTokens < 0, f.maxCalls < 0:
+		return errors.New("--max-tokens and --max-llm-calls must not be negative")
+	case f.deadline < 0, f.cooldown < 0:
+		return errors.New("--deadline and --replan-cooldown must not be negative")
+	}
+	return nil
+}
+
+func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
+	if err := f.check(cmd, path); err != nil {
+		return err
 	}
 	schedule, err := runner.ParseSchedule(f.schedule)
 	if err != nil {
 		return err
 	}
-	p, reg, err := loadWith(cmd, path, f.registry)
+	var (
+		p   *plan.Plan
+		reg *agent.Registry
+	)
+	if path != "" {
+		p, reg, err = loadWith(cmd, path, f.registry)
+	} else {
+		reg, err = loadRegistry(cmd, f.registry)
+	}
 	if err != nil {
 		return err
 	}
+	mission := f.mission
+	if p != nil && f.replanning() && mission == "" {
+		if mission = p.Mission; strings.TrimSpace(mission) == "" {
+			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
+		}
+	}
+	l := newLazyLLM(f.llm, llm.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls})
+	defer func() { err = closeLLM(cmd, l, err) }()
 	opts := []runner.Option{
 		runner.WithRegistry(reg),
+		runner.WithPlanAgents(planAgents(l, reg)),
 		runner.WithConcurrency(f.concurrency),
 		runner.WithSchedule(schedule),
 		runner.WithTaskTimeout(f.timeout),
@@ -120,11 +242,21 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 		opts = append(opts, runner.WithRunID(runID))
 	}
 	out := cmd.OutOrStdout()
+	var prog *progress
 	if f.format == "text" {
-		opts = append(opts, runner.WithObserver(&progress{w: out}))
+		prog = &progress{w: out}
+		opts = append(opts, runner.WithObserver(prog))
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.deadline)
+		defer cancel()
+	}
+	if f.replanning() {
+		return execute(ctx, cmd, executeArgs{plan: p, mission: mission, reg: reg, llm: l, runner: opts, progress: prog, f: f})
+	}
 	res, err := runner.New(opts...).Run(ctx, p)
 	if res == nil {
 		if errors.Is(err, plan.ErrInvalid) {
@@ -139,12 +271,17 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 	if f.format == "json" {
 		err = writeJSONResult(out, res)
 	} else {
-		err = writeSummary(out, p, res, path)
+		err = writeSummary(out, p, res, summaryExtra{})
 	}
 	if err != nil {
 		return err
 	}
-	switch res.Status {
+	return runExit(res.Status)
+}
+
+// runExit is the exit of a run that ended with status s.
+func runExit(s runner.Status) error {
+	switch s {
 	case runner.StatusCompleted:
 		return nil
 	case runner.StatusWaiting:
@@ -264,6 +401,11 @@ func errText(err error) *string {
 }
 
 func writeJSONResult(w io.Writer, res *runner.Result) error {
+	return encodeJSON(w, jsonDoc(res))
+}
+
+// jsonDoc is the --format json document of res.
+func jsonDoc(res *runner.Result) jsonResult {
 	doc := jsonResult{
 		RunID:          res.RunID,
 		Status:         res.Status,
@@ -281,8 +423,5 @@ func writeJSONResult(w io.Writer, res *runner.Result) error {
 	if r := res.Replan; r != nil {
 		doc.Replan = &jsonReplan{TaskID: r.TaskID, Output: r.Output, Diagnosis: r.Diagnosis, Completed: slices.Clip(append([]string{}, r.Completed...))}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return doc
 }

@@ -191,6 +191,7 @@ func TestRunInitialResultsObject(t *testing.T) {
 }
 
 func TestRunRejectsBadInput(t *testing.T) {
+	noLLM(t)
 	tests := []struct {
 		name   string
 		files  map[string]string
@@ -226,7 +227,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 			name:   "an LLM agent without an LLM",
 			files:  map[string]string{"plan.json": `{"agents": {"w": {"prompt": "You write."}}, "tasks": [{"id": "a", "agent": "w"}]}`},
 			code:   exitUsage,
-			stderr: `agent "w" is an LLM agent of the plan, and no LLM is configured`,
+			stderr: `dagent: this command needs an LLM: set OPENAI_API_KEY`,
 		},
 		{
 			name:   "a bad review decision",

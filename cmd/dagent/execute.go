@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/spf13/cobra"
+)
+
+// executeArgs is what dagent run --replan or --mission runs.
+type executeArgs struct {
+	plan     *plan.Plan // nil: plan the mission first
+	mission  string
+	reg      *agent.Registry
+	llm      *lazyLLM
+	runner   []runner.Option
+	progress *progress // nil for the JSON format
+	f        runFlags
+}
+
+// execute plans the mission when there is no plan, then runs the plan
+// through the executor, which repairs it with the meta-planner when a run
+// asks for a new plan.
+func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) error {
+	meter, err := a.llm.client(true)
+	if err != nil {
+		return err
+	}
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	p := a.plan
+	if p == nil {
+		res, err := planMission(ctx, a.llm, a.reg, a.mission)
+		if err := settlePlanning(cmd, res, err, a.f.format); err != nil {
+			return err
+		}
+		p = res.Plan
+		if a.progress != nil {
+			fmt.Fprintf(out, "planned %s in %s\n", plural(len(p.Tasks), "task"), plural(res.Attempts, "attempt"))
+		}
+	}
+	criticOpts := []critic.Option{critic.WithRegistry(a.reg)}
+	if a.reg != nil {
+		criticOpts = append(criticOpts, critic.WithTools(a.reg.ToolNames()...))
+	}
+	last := &lastRun{}
+	res, err := executor.Execute(ctx, p, a.mission,
+		executor.WithRunner(append(a.runner, runner.WithObserver(last))...),
+		executor.WithReplanner(&announcer{planner: a.llm.f.planner(meter, a.reg), progress: a.progress}),
+		executor.WithCritic(criticOpts...),
+		executor.WithMaxReplans(a.f.maxReplans),
+		executor.WithMaxReplansPerTask(a.f.maxReplansPerTask),
+		executor.WithCooldown(a.f.cooldown),
+		executor.WithBudget(executor.Budget{MaxTokens: a.f.maxTokens, MaxCalls: a.f.maxCalls, MaxDuration: a.f.deadline}, meter),
+	)
+	var refused *executor.RefusedError
+	if errors.As(err, &refused) {
+		rep := refused.Report
+		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
+		return exitCode(exitInvalid)
+	}
+	if res == nil || err != nil && res.ExecutionAttempts == 0 {
+		// Nothing ran: the runner refused the plan.
+		if errors.Is(err, plan.ErrInvalid) {
+			fmt.Fprintln(errOut, err)
+			return exitCode(exitInvalid)
+		}
+		return err
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errOut, "dagent:", err)
+	}
+	rr := &runner.Result{
+		RunID: last.id(), Status: res.Status, Err: res.Err, Tasks: res.Tasks,
+		PendingReviews: res.PendingReviews, Replan: res.Replan, Duration: res.Duration,
+	}
+	if a.f.format == "json" {
+		err = writeExecutionJSON(out, rr, res, meter.Usage())
+	} else {
+		err = writeSummary(out, res.Plan, rr, summaryExtra{replans: res.ReplanCount, halt: res.Halt})
+	}
+	if err != nil {
+		return err
+	}
+	return runExit(res.Status)
+}
+
+// lastRun is an observer that keeps the id of the last run started.
+type lastRun struct {
+	mu    sync.Mutex
+	runID string
+}
+
+func (l *lastRun) Observe(e runner.Event) {
+	if e.Kind == runner.EventRunStarted {
+		l.mu.Lock()
+		l.runID = e.RunID
+		l.mu.Unlock()
+	}
+}
+
+func (l *lastRun) id() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.runID
+}
+
+// announcer is the executor's replanner: the meta-planner, with a progress
+// line for each replan in the text format.
+type announcer struct {
+	planner  *metaplanner.Planner
+	progress *progress
+}
+
+func (a *announcer) Replan(ctx context.Context, mission string, completed map[string]any, f metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error) {
+	res, err := a.planner.Replan(ctx, mission, completed, f, history)
+	if a.progress == nil {
+		return res, err
+	}
+	why := f.Class
+	if f.Diagnosis != "" {
+		why += ": " + oneLine(f.Diagnosis, 100)
+	}
+	switch {
+	case err != nil:
+		a.progress.note(fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", f.TaskID, why, oneLine(err.Error(), 200)))
+	case res != nil && res.Plan != nil:
+		a.progress.note(fmt.Sprintf("replan %d after %s failed (%s): %s added", len(history)+1, f.TaskID, why, plural(metaplanner.NewTasks(f.Plan, res.Plan), "task")))
+	}
+	return res, err
+}
+
+// jsonExecution is the --format json document of a run that replans: the
+// run's document and what replanning adds.
+type jsonExecution struct {
+	jsonResult
+	ReplanCount       int                 `json:"replan_count"`
+	ExecutionAttempts int                 `json:"execution_attempts"`
+	Usage             llm.Usage           `json:"usage"`
+	ReplanHistory     []metaplanner.Trial `json:"replan_history"`
+	Halt              *string             `json:"halt"`
+	Plan              json.RawMessage     `json:"plan"`
+}
+
+func writeExecutionJSON(w io.Writer, rr *runner.Result, res *executor.Result, usage llm.Usage) error {
+	doc := jsonExecution{
+		jsonResult:        jsonDoc(rr),
+		ReplanCount:       res.ReplanCount,
+		ExecutionAttempts: res.ExecutionAttempts,
+		Usage:             usage,
+		ReplanHistory:     append([]metaplanner.Trial{}, res.History...),
+	}
+	if res.Halt != "" {
+		doc.Halt = &res.Halt
+	}
+	raw, err := canonicalPlan(res.Plan)
+	if err != nil {
+		return err
+	}
+	doc.Plan = raw
+	return encodeJSON(w, doc)
+}
+
+// note prints a line that is no event of a run, timed from the start of
+// the last run.
+func (p *progress) note(line string) {
+	fmt.Fprintf(p.w, "%8s  %s\n", round(time.Since(p.start)), line)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Kinds of requests the fake LLM tells apart.
+const (
+	kindPlan   = "plan"   // the meta-planner asks for a plan
+	kindRepair = "repair" // the meta-planner asks for a repair plan
+	kindAgent  = "agent"  // an LLM agent does a task
+)
+
+// script is what the fake LLM answers, by kind of request: the n-th
+// request of a kind gets the n-th answer, and requests past the end get
+// the last one.
+type script map[string][]string
+
+// fakeLLM is an OpenAI-compatible server on loopback that answers
+// POST /v1/chat/completions from a script.
+type fakeLLM struct {
+	t      *testing.T
+	srv    *httptest.Server
+	script script
+
+	mu       sync.Mutex
+	requests map[string][]map[string]any // bodies by kind
+}
+
+// startLLM starts a fake LLM and points the environment at it: a base URL,
+// no key, model "test-model".
+func startLLM(t *testing.T, s script) *fakeLLM {
+	t.Helper()
+	f := &fakeLLM{t: t, script: s, requests: map[string][]map[string]any{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	t.Setenv(llm.EnvBaseURL, f.srv.URL+"/v1")
+	t.Setenv(llm.EnvAPIKey, "")
+	t.Setenv(llm.EnvModel, "test-model")
+	return f
+}
+
+// noLLM configures no LLM at all.
+func noLLM(t *testing.T) {
+	t.Setenv(llm.EnvBaseURL, "")
+	t.Setenv(llm.EnvAPIKey, "")
+	t.Setenv(llm.EnvModel, "")
+}
+
+func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error": {"message": "no route"}}`, http.StatusNotFound)
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	kind := kindOf(body)
+	f.mu.Lock()
+	n := len(f.requests[kind])
+	f.requests[kind] = append(f.requests[kind], body)
+	answers := f.script[kind]
+	f.mu.Unlock()
+	if len(answers) == 0 {
+		http.Error(w, `{"error": {"message": "nothing scripted for `+kind+`"}}`, http.StatusBadRequest)
+		return
+	}
+	resp := map[string]any{
+		"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "test-model",
+		"choices": []any{map[string]any{
+			"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": answers[min(n, len(answers)-1)]},
+		}},
+		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// kindOf tells a planner request (structured output of the planner's
+// schema) from an agent's, and a repair from a plan by its system prompt.
+func kindOf(body map[string]any) string {
+	format, _ := body["response_format"].(map[string]any)
+	schema, _ := format["json_schema"].(map[string]any)
+	if schema["name"] != metaplanner.SchemaName {
+		return kindAgent
+	}
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) > 0 {
+		if m, _ := msgs[0].(map[string]any); strings.Contains(m["content"].(string), "# Repairing a plan") {
+			return kindRepair
+		}
+	}
+	return kindPlan
+}
+
+// got returns the bodies of the requests of a kind.
+func (f *fakeLLM) got(kind string) []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[kind]
+}
+
+// lastUser is the content of the last user message of a request body.
+func lastUser(t *testing.T, body map[string]any) string {
+	t.Helper()
+	msgs, _ := body["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m, _ := msgs[i].(map[string]any); m["role"] == "user" {
+			return m["content"].(string)
+		}
+	}
+	t.Fatalf("no user message in %v", body)
+	return ""
+}
+
+func TestFakeLLMKinds(t *testing.T) {
+	f := startLLM(t, script{kindAgent: {"hi"}})
+	c, err := llm.NewOpenAI(llm.ConfigFromEnv())
+	require.NoError(t, err)
+	resp, err := c.Complete(t.Context(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", resp.Message.Content)
+	assert.Len(t, f.got(kindAgent), 1)
+}
