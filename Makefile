@@ -1,7 +1,7 @@
 GO       ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench fuzz lint clean
+.PHONY: build test e2e bench fuzz lint clean
 
 ## build: build the dagent binary into bin/
 build:
@@ -10,6 +10,21 @@ build:
 ## test: run every test with the race detector
 test:
 	$(GO) test -race ./...
+
+## e2e: the end-to-end suite against a real LLM: the one OPENAI_API_KEY or
+## OPENAI_BASE_URL names, a recording (DAGENT_E2E_REPLAY=dir), or else the
+## toy llama.cpp server of e2e/localllm, started here and stopped after
+e2e:
+	@set -e; \
+	if [ -z "$$OPENAI_API_KEY$$OPENAI_BASE_URL$$DAGENT_E2E_REPLAY" ]; then \
+		echo "e2e: no OPENAI_API_KEY or OPENAI_BASE_URL: starting the toy server of e2e/localllm"; \
+		vars="$$(e2e/localllm/start.sh)"; \
+		eval "$$vars"; \
+		trap 'kill "$$LOCALLLM_PID" 2>/dev/null || true' EXIT; \
+		trap 'exit 130' INT TERM; \
+		echo "e2e: $$OPENAI_BASE_URL, model $$DAGENT_E2E_MODEL"; \
+	fi; \
+	$(GO) test -count=1 -v -timeout 30m ./e2e/...
 
 ## bench: run every benchmark with allocation counts
 bench:
