@@ -108,6 +108,11 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 		return err
 	}
 	opts := []critic.Option{critic.WithRegistry(reg)}
+	if reg != nil {
+		// The registry is the host's whole catalog: plan agents may use
+		// only its tools.
+		opts = append(opts, critic.WithTools(reg.ToolNames()...))
+	}
 	// Every file is read before anything is printed, so that an I/O error
 	// does not leave a partial report behind.
 	files := make([]lintFile, 0, len(paths))

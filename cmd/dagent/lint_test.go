@@ -553,3 +553,20 @@ func TestLintHelp(t *testing.T) {
 	_, stdout, _ = dagent(t, "", "--help")
 	assert.Contains(t, stdout, "lint")
 }
+
+// With a registry, plan agents may use only the registry's tools.
+func TestLintRegistryTools(t *testing.T) {
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "p.json")
+	regPath := filepath.Join(dir, "r.yaml")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"agents": {"w": {"prompt": "You write.", "tools": ["search", "web_search"]}}, "tasks": [{"id": "a", "agent": "w", "input": "Write"}]}`), 0o600))
+	require.NoError(t, os.WriteFile(regPath, []byte("tools:\n  search:\n    description: Searches\n    command: [\"echo\", \"x\"]\n"), 0o600))
+	code, stdout, stderr := dagent(t, "", "lint", "--format", "json", planPath, "--registry", regPath)
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, stdout, `"check": "unknown_tool"`)
+	assert.Contains(t, stdout, `uses tool \"web_search\"`)
+	assert.NotContains(t, stdout, `uses tool \"search\"`)
+
+	code, _, stderr = dagent(t, "", "lint", planPath)
+	assert.Equal(t, exitOK, code, "without a registry, tools are not checked: %s", stderr)
+}
