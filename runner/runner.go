@@ -30,6 +30,7 @@ type Runner struct {
 	initial     map[string]any
 	reviews     map[string]Decision
 	observers   []Observer
+	journal     Journal
 	runID       string
 	limits      plan.Limits
 }
@@ -443,7 +444,7 @@ func (r *run) start(ctx context.Context, i int) {
 	}
 	j.depends, j.skipped = r.depends(i)
 	r.inflight++
-	go func() { r.done <- r.execute(ctx, j) }()
+	go func() { r.done <- r.commit(ctx, r.execute(ctx, j)) }()
 }
 
 // depends gathers the outputs of task i's direct dependencies; skipped ones
