@@ -165,17 +165,48 @@ func Record(c Client, path string) (*Recorder, error) {
 // Complete forwards req and records the exchange. If the exchange cannot be
 // written, the answer is returned with the write error.
 func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) {
-	key, err := RequestKey(req)
-	if err != nil {
-		return Response{}, err
-	}
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
+		if _, err := RequestKey(req); err != nil {
+			return Response{}, err
+		}
 		return Response{}, fmt.Errorf("llm: record %s: %w", r.path, os.ErrClosed)
 	}
-	resp, err := r.client.Complete(ctx, req)
+	return recordExchange(ctx, r.client, req, func(_ context.Context, _ string, line []byte) error {
+		line = append(line, '\n')
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.closed {
+			return fmt.Errorf("llm: record %s: %w", r.path, os.ErrClosed)
+		}
+		if _, err := r.f.Write(line); err != nil {
+			return fmt.Errorf("llm: record %s: %w", r.path, err)
+		}
+		return nil
+	})
+}
+
+// RecordFunc returns a Client that forwards to c and hands every exchange
+// a Recorder would record to sink before it answers: its key and the line a
+// Recorder would write, without the newline (see Record for the format).
+// If sink fails, the answer is returned with sink's error. The client is as
+// safe for concurrent use as c and sink are.
+func RecordFunc(c Client, sink func(ctx context.Context, key string, line []byte) error) Client {
+	return ClientFunc(func(ctx context.Context, req Request) (Response, error) {
+		return recordExchange(ctx, c, req, sink)
+	})
+}
+
+// recordExchange forwards req to c and hands the exchange to sink when it
+// is one to record.
+func recordExchange(ctx context.Context, c Client, req Request, sink func(ctx context.Context, key string, line []byte) error) (Response, error) {
+	key, err := RequestKey(req)
+	if err != nil {
+		return Response{}, err
+	}
+	resp, err := c.Complete(ctx, req)
 	rec, ok := recordError(err)
 	if !ok || (err != nil && ctx.Err() != nil) {
 		return resp, err
@@ -186,16 +217,10 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) 
 	}
 	line, merr := marshalLine(ex)
 	if merr != nil {
-		return resp, errors.Join(err, fmt.Errorf("llm: record %s: %w", r.path, merr))
+		return resp, errors.Join(err, fmt.Errorf("llm: record: %w", merr))
 	}
-	line = append(line, '\n')
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return resp, errors.Join(err, fmt.Errorf("llm: record %s: %w", r.path, os.ErrClosed))
-	}
-	if _, werr := r.f.Write(line); werr != nil {
-		return resp, errors.Join(err, fmt.Errorf("llm: record %s: %w", r.path, werr))
+	if serr := sink(ctx, key, line); serr != nil {
+		return resp, errors.Join(err, serr)
 	}
 	return resp, err
 }
@@ -253,6 +278,23 @@ func Replay(path string) (*Replayer, error) {
 			return r, nil
 		}
 	}
+}
+
+// ReplayLines is Replay over a recording held in memory, one exchange per
+// line (blank lines are skipped). name stands for the recording in errors,
+// as the path does for Replay: a bad line is an error naming name and the
+// line's number, from 1.
+func ReplayLines(name string, lines [][]byte) (*Replayer, error) {
+	r := &Replayer{path: name, answers: map[string][]exchange{}, next: map[string]int{}}
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := r.add(line); err != nil {
+			return nil, fmt.Errorf("llm: replay %s:%d: %w", name, i+1, err)
+		}
+	}
+	return r, nil
 }
 
 // add parses one line of a recording.
