@@ -1,0 +1,101 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/store"
+)
+
+// layered is a DAG of layers × width no-op tasks; each task past the first
+// layer depends on two tasks of the layer before (as in runner's
+// BenchmarkSchedule).
+func layered(layers, width int) *plan.Plan {
+	p := &plan.Plan{Tasks: make([]plan.Task, 0, layers*width)}
+	id := func(l, k int) string { return "t" + strconv.Itoa(l) + "_" + strconv.Itoa(k) }
+	for l := range layers {
+		for k := range width {
+			t := plan.NewTask(id(l, k), "work")
+			t.Agent = "noop"
+			if l > 0 {
+				t.DependsOn = []string{id(l-1, k), id(l-1, (k+1)%width)}
+			}
+			p.Tasks = append(p.Tasks, t)
+		}
+	}
+	return p
+}
+
+var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+	return agent.Result{Output: "ok"}, nil
+})
+
+// BenchmarkJournal measures what journaling adds per task: the layered
+// no-op plan run without a journal and with one (CreateRun, a commit per
+// task, the events, the status) alternately in the same benchmark run, on
+// a SQLite file. It reports both costs per task (base-µs/task,
+// journaled-µs/task), what the journal adds (µs/task) and the ratio.
+func BenchmarkJournal(b *testing.B) {
+	for _, sched := range []runner.Schedule{runner.Phased, runner.Eager} {
+		for _, n := range []int{100, 1_000} {
+			b.Run(fmt.Sprintf("%s/%d", sched, n), func(b *testing.B) { benchJournal(b, sched, n) })
+		}
+	}
+	// The cost of durability against power loss too.
+	b.Run("eager/1000/fullsync", func(b *testing.B) { benchJournal(b, runner.Eager, 1_000, store.WithFullSync()) })
+}
+
+func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Option) {
+	p := layered(10, n/10)
+	canon, err := p.Canonical()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"), opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	plain := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched))
+	var base, journaled time.Duration
+	runs := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		res, err := plain.Run(ctx, p)
+		if err != nil || res.Status != runner.StatusCompleted {
+			b.Fatal(err, res.Status)
+		}
+		base += time.Since(start)
+
+		id := "bench-" + strconv.Itoa(runs)
+		runs++
+		start = time.Now()
+		if err := s.CreateRun(ctx, store.Run{ID: id, Plan: canon}); err != nil {
+			b.Fatal(err)
+		}
+		j := store.NewJournal(s, id)
+		rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched),
+			runner.WithJournal(j), runner.WithObserver(j), runner.WithRunID(id))
+		res, err = rn.Run(ctx, p)
+		if err != nil || res.Status != runner.StatusCompleted {
+			b.Fatal(err, res.Status)
+		}
+		journaled += time.Since(start)
+		if err := j.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perTask := func(d time.Duration) float64 { return float64(d) / 1e3 / float64(runs) / float64(n) }
+	b.ReportMetric(perTask(base), "base-µs/task")
+	b.ReportMetric(perTask(journaled), "journaled-µs/task")
+	b.ReportMetric(perTask(journaled)-perTask(base), "µs/task")
+	b.ReportMetric(float64(journaled)/float64(base), "ratio")
+}

@@ -1,0 +1,279 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Journal journals one run into a Store. It is the runner's Journal (give
+// it to runner.WithJournal: each task's final state is committed before the
+// task counts as settled) and an Observer (give it to runner.WithObserver:
+// the events are appended to the run's timeline, and the run's status is
+// set when the run finishes). RecordLLM keeps the run's LLM exchanges for
+// replay. The run must exist in the store (CreateRun) before it starts, and
+// the runner should be given runner.WithRunID with the same id, so that a
+// resumed run keeps its requests' idempotency keys.
+//
+// Events are written in batches by a background writer that starts when
+// events arrive and stops when it has caught up, so that observing never
+// waits for the database; on EventRunFinished the journal writes what is
+// left, then the status, before Observe returns (and so before Run
+// returns). Events are history: a crash may lose the last batch of them,
+// never a committed task.
+type Journal struct {
+	s     Store
+	runID string
+
+	mu       sync.Mutex
+	idle     sync.Cond // signalled when writing stops
+	pending  []Event   // observed, not yet being written
+	writing  bool      // a writer holds the events being written
+	err      error     // the first append, status or exchange error
+	failures int       // how many such errors
+}
+
+var (
+	_ runner.Journal  = (*Journal)(nil)
+	_ runner.Observer = (*Journal)(nil)
+)
+
+// NewJournal returns the journal of run runID in s.
+func NewJournal(s Store, runID string) *Journal {
+	j := &Journal{s: s, runID: runID}
+	j.idle.L = &j.mu
+	return j
+}
+
+// RunID is the id of the journaled run.
+func (j *Journal) RunID() string { return j.runID }
+
+// Commit implements runner.Journal: it records c as the task's final state
+// (the output as JSON, the error as text) and returns once it is durable.
+// An output that cannot be written as JSON is an error, which halts the
+// run: a result the journal cannot keep would be lost on resume.
+func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
+	t := Task{
+		ID: c.TaskID, Status: string(c.Status), Attempts: c.Attempts, Diagnosis: c.Diagnosis,
+		Started: c.Started, Duration: c.Duration,
+		Tokens: Usage{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens},
+	}
+	if c.Output != nil {
+		out, err := marshal(c.Output)
+		if err != nil {
+			return fmt.Errorf("store: run %q: task %q: its output of type %T cannot be journaled as JSON: %w", j.runID, c.TaskID, c.Output, err)
+		}
+		t.Output = out
+	}
+	if c.Err != nil {
+		t.Error = c.Err.Error()
+	}
+	return j.s.CommitTask(ctx, j.runID, t)
+}
+
+// EventData is the Data of the events the Journal appends: the fields of a
+// runner.Event that are set, durations in nanoseconds. Outputs are not in
+// events: a task's output is in its committed state.
+type EventData struct {
+	Phase     int           `json:"phase,omitempty"`
+	Attempt   int           `json:"attempt,omitempty"`
+	Duration  time.Duration `json:"duration_ns,omitempty"`
+	Error     string        `json:"error,omitempty"`
+	Diagnosis string        `json:"diagnosis,omitempty"`
+	Passed    bool          `json:"passed,omitempty"` // on task_verified
+	Status    string        `json:"status,omitempty"` // the run's, on run_finished
+	Usage     Usage         `json:"usage,omitzero"`
+}
+
+// Observe implements runner.Observer.
+func (j *Journal) Observe(e runner.Event) {
+	d := EventData{Phase: e.Phase, Attempt: e.Attempt, Duration: e.Duration, Diagnosis: e.Diagnosis, Passed: e.Passed,
+		Status: string(e.Status), Usage: Usage{Prompt: e.Usage.PromptTokens, Completion: e.Usage.CompletionTokens}}
+	if e.Err != nil {
+		d.Error = e.Err.Error()
+	}
+	data, err := marshal(d)
+	if err != nil { // cannot happen: EventData is plain
+		j.fail(err)
+		return
+	}
+	ev := Event{Kind: string(e.Kind), Time: e.Time, TaskID: e.TaskID, Data: data}
+	j.mu.Lock()
+	j.pending = append(j.pending, ev)
+	if e.Kind == runner.EventRunFinished {
+		j.mu.Unlock()
+		j.flush()
+		if err := j.s.SetStatus(context.Background(), j.runID, string(e.Status), d.Error); err != nil {
+			j.fail(err)
+		}
+		return
+	}
+	if !j.writing {
+		j.writing = true
+		go j.drain()
+	}
+	j.mu.Unlock()
+}
+
+// drain appends the pending events, in batches, until there are none.
+func (j *Journal) drain() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for len(j.pending) > 0 {
+		batch := j.pending
+		j.pending = nil
+		j.mu.Unlock()
+		err := j.s.AppendEvents(context.Background(), j.runID, batch)
+		j.mu.Lock()
+		if err != nil {
+			j.failLocked(err)
+		}
+	}
+	j.writing = false
+	j.idle.Broadcast()
+}
+
+// flush waits for the background writer and appends what is left.
+func (j *Journal) flush() {
+	j.mu.Lock()
+	for j.writing {
+		j.idle.Wait()
+	}
+	j.writing = true
+	j.mu.Unlock()
+	j.drain()
+}
+
+func (j *Journal) fail(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.failLocked(err)
+}
+
+func (j *Journal) failLocked(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+	j.failures++
+}
+
+// Err returns the first error of appending events, setting the status or
+// recording an LLM exchange (task commits fail the run instead), or nil.
+// After the run has finished it covers every event.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.failures > 1 {
+		return fmt.Errorf("%w (and %d more journal errors)", j.err, j.failures-1)
+	}
+	return j.err
+}
+
+// marshal is JSON without HTML escaping.
+func marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// RecordLLM returns a client that forwards to c and records every exchange
+// in the run before it answers: the exchanges llm.Record would record, each
+// stored under its llm.RequestKey as the line llm.Record would write. An
+// exchange that cannot be stored is returned with the answer as an error
+// (and counted in Err).
+func (j *Journal) RecordLLM(c llm.Client) llm.Client {
+	return recordTo(c, func(ctx context.Context, key string, line []byte) error {
+		if err := j.s.RecordExchange(context.WithoutCancel(ctx), j.runID, key, line); err != nil {
+			j.fail(err)
+			return err
+		}
+		return nil
+	})
+}
+
+// Replayer returns a client that answers from the exchanges recorded in
+// rec, as llm.Replay does from a recording: requests by their key, a
+// request recorded several times with its answers in recorded order (then
+// the last again), and an error wrapping llm.ErrNotRecorded for a request
+// never recorded.
+func Replayer(rec *Record) (llm.Client, error) {
+	lines := make([][]byte, len(rec.Exchanges))
+	for i, x := range rec.Exchanges {
+		lines[i] = x.Exchange
+	}
+	c, err := replayLines("run "+rec.ID, lines)
+	if err != nil {
+		return nil, fmt.Errorf("store: replay run %q: %w", rec.ID, err)
+	}
+	return c, nil
+}
+
+// Resume returns what a run resumes from: the outputs of its done tasks, by
+// id, for runner.WithInitialResults (JSON decoded with UseNumber, as agents'
+// outputs are), and the tasks waiting for a review decision, in plan order.
+// Tasks that failed, were skipped or were in flight are in neither: a
+// resumed run runs them again.
+func Resume(rec *Record) (outputs map[string]any, waiting []string, err error) {
+	outputs = map[string]any{}
+	for id, t := range rec.Tasks {
+		switch t.Status {
+		case string(runner.TaskDone):
+			var v any
+			if t.Output != nil {
+				dec := json.NewDecoder(bytes.NewReader(t.Output))
+				dec.UseNumber()
+				if err := dec.Decode(&v); err != nil {
+					return nil, nil, fmt.Errorf("store: resume run %q: task %q: its output is not valid JSON: %w", rec.ID, id, err)
+				}
+			}
+			outputs[id] = v
+		case string(runner.TaskWaiting):
+			waiting = append(waiting, id)
+		}
+	}
+	order := planOrder(rec.Plan)
+	slices.SortFunc(waiting, func(a, b string) int {
+		ia, oka := order[a]
+		ib, okb := order[b]
+		switch {
+		case oka && okb:
+			return ia - ib
+		case oka != okb: // tasks of the plan first
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return outputs, waiting, nil
+}
+
+// planOrder maps the ids of a canonical plan's tasks to their positions.
+func planOrder(p json.RawMessage) map[string]int {
+	var v struct {
+		Tasks []struct {
+			ID string `json:"id"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(p, &v) != nil {
+		return nil
+	}
+	m := make(map[string]int, len(v.Tasks))
+	for i, t := range v.Tasks {
+		m[t.ID] = i
+	}
+	return m
+}

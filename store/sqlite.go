@@ -1,0 +1,719 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// ErrSchemaTooNew: the database was written by a newer dagent, whose schema
+// this one does not know; it is refused rather than misread.
+var ErrSchemaTooNew = errors.New("database schema is newer than this dagent knows")
+
+// DefaultBusyTimeout is how long a write waits for another process's write
+// to finish before it fails.
+const DefaultBusyTimeout = 5 * time.Second
+
+// SQLite is the embedded Store: one SQLite file through the pure-Go driver
+// modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on.
+//
+// Durability: each write is one transaction, committed before the method
+// returns. With the default synchronous=NORMAL, WAL mode makes a committed
+// transaction survive a crash of the process (SIGKILL, panic, OOM) — the
+// WAL is written before the commit returns — but a power loss or an
+// operating system crash may lose the last transactions (never corrupt the
+// database). WithFullSync makes every commit wait for fsync and survive
+// those too, at some cost per commit.
+//
+// Concurrency: in a process, writes go one at a time through one
+// connection; between processes, each write takes SQLite's write lock with
+// BEGIN IMMEDIATE, waiting up to the busy timeout (and retrying on
+// SQLITE_BUSY until then), so several processes can share one database.
+// Reads run beside writes (WAL) on their own connections and see a
+// consistent snapshot.
+type SQLite struct {
+	path string
+	busy time.Duration
+	w    *sql.DB // writes: one connection, BEGIN IMMEDIATE
+	r    *sql.DB // reads
+
+	upsertTask, insertEvent, insertExchange, lastEvent, lastExchange *sql.Stmt
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ Store = (*SQLite)(nil)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	busy time.Duration
+	full bool
+}
+
+// WithBusyTimeout sets how long a write waits for another process's write;
+// default DefaultBusyTimeout.
+func WithBusyTimeout(d time.Duration) Option {
+	return func(o *options) { o.busy = d }
+}
+
+// WithFullSync makes each commit durable against power loss too
+// (synchronous=FULL: an fsync of the WAL per commit).
+func WithFullSync() Option {
+	return func(o *options) { o.full = true }
+}
+
+// Open opens the SQLite store at path, creating the file and its parent
+// directory if need be, and brings its schema up to date. A database
+// written by a newer dagent is refused with ErrSchemaTooNew.
+func Open(path string, opts ...Option) (*SQLite, error) {
+	o := options{busy: DefaultBusyTimeout}
+	for _, f := range opts {
+		f(&o)
+	}
+	if path == "" {
+		return nil, errors.New("store: open: no path given")
+	}
+	if o.busy < 0 {
+		return nil, fmt.Errorf("store: open %s: negative busy timeout %s", path, o.busy)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	syncMode := "NORMAL"
+	if o.full {
+		syncMode = "FULL"
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(o.busy.Milliseconds(), 10))
+	q.Set("_foreign_keys", "1")
+	q.Set("_synchronous", syncMode)
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	u.RawQuery = q.Encode()
+	readDSN := u.String()
+	q.Set("_journal_mode", "WAL")
+	q.Set("_txlock", "immediate")
+	u.RawQuery = q.Encode()
+	writeDSN := u.String()
+
+	s := &SQLite{path: path, busy: o.busy}
+	if s.w, err = sql.Open("sqlite", writeDSN); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxIdleTime(0)
+	s.w.SetConnMaxLifetime(0)
+	ctx := context.Background()
+	if err := s.migrate(ctx); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if s.r, err = sql.Open("sqlite", readDSN); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(4)
+	s.r.SetMaxIdleConns(2)
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path is the path the store was opened with.
+func (s *SQLite) Path() string { return s.path }
+
+// migrations[k] brings the schema from version k to k+1. A migration is
+// never changed once released: a change of schema is a new migration.
+var migrations = [][]string{
+	// 1: runs, their tasks' final states, their events and LLM exchanges.
+	{
+		`CREATE TABLE runs (
+			id        TEXT PRIMARY KEY,
+			plan      TEXT,              -- canonical plan JSON
+			plan_hash TEXT NOT NULL,     -- hex sha256 of plan, 12 digits
+			total     INTEGER NOT NULL,  -- tasks of the plan
+			mission   TEXT NOT NULL DEFAULT '',
+			options   TEXT,              -- JSON
+			status    TEXT NOT NULL,
+			error     TEXT NOT NULL DEFAULT '',
+			created   INTEGER NOT NULL,  -- Unix nanoseconds
+			updated   INTEGER NOT NULL   -- of the status; see also tasks.committed
+		)`,
+		`CREATE INDEX runs_by_created ON runs (created DESC, id DESC)`,
+		`CREATE TABLE tasks (
+			run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			task_id    TEXT NOT NULL,
+			status     TEXT NOT NULL,
+			attempts   INTEGER NOT NULL,
+			output     TEXT,             -- JSON
+			error      TEXT NOT NULL DEFAULT '',
+			diagnosis  TEXT NOT NULL DEFAULT '',
+			started    INTEGER,          -- Unix nanoseconds
+			duration   INTEGER NOT NULL, -- nanoseconds
+			prompt_tokens     INTEGER NOT NULL,
+			completion_tokens INTEGER NOT NULL,
+			committed  INTEGER NOT NULL,
+			PRIMARY KEY (run_id, task_id)
+		) WITHOUT ROWID`,
+		`CREATE TABLE events (
+			run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			seq     INTEGER NOT NULL,
+			kind    TEXT NOT NULL,
+			time    INTEGER NOT NULL,    -- Unix nanoseconds
+			task_id TEXT NOT NULL DEFAULT '',
+			data    TEXT,                -- JSON
+			PRIMARY KEY (run_id, seq)
+		) WITHOUT ROWID`,
+		`CREATE TABLE exchanges (
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			seq      INTEGER NOT NULL,
+			key      TEXT NOT NULL,      -- llm.RequestKey
+			exchange TEXT NOT NULL,      -- JSON
+			PRIMARY KEY (run_id, seq)
+		) WITHOUT ROWID`,
+		`CREATE INDEX exchanges_by_key ON exchanges (run_id, key)`,
+	},
+}
+
+// SchemaVersion is the schema version this dagent writes.
+const SchemaVersion = 1
+
+// migrate brings the schema up to SchemaVersion in one transaction.
+func (s *SQLite) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+			version INTEGER PRIMARY KEY,
+			applied INTEGER NOT NULL -- Unix nanoseconds
+		)`); err != nil {
+			return err
+		}
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("%w: the database has schema version %d and this dagent knows versions up to %d; use a newer dagent, or another database file",
+				ErrSchemaTooNew, v, len(migrations))
+		}
+		for ; v < len(migrations); v++ {
+			for _, stmt := range migrations[v] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %d: %w", v+1, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied) VALUES (?, ?)`, v+1, time.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+		}
+		return nil
+	})
+}
+
+// prepare prepares the statements of the frequent writes.
+func (s *SQLite) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.upsertTask, `INSERT INTO tasks (run_id, task_id, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, task_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+				output = excluded.output, error = excluded.error, diagnosis = excluded.diagnosis, started = excluded.started,
+				duration = excluded.duration, prompt_tokens = excluded.prompt_tokens,
+				completion_tokens = excluded.completion_tokens, committed = excluded.committed`},
+		{&s.insertEvent, `INSERT INTO events (run_id, seq, kind, time, task_id, data) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&s.insertExchange, `INSERT INTO exchanges (run_id, seq, key, exchange) VALUES (?, ?, ?, ?)`},
+		{&s.lastEvent, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1)`},
+		{&s.lastExchange, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM exchanges WHERE run_id = ?1)`},
+	} {
+		st, err := s.w.PrepareContext(ctx, p.query)
+		if err != nil {
+			return err
+		}
+		*p.stmt = st
+	}
+	return nil
+}
+
+// Close closes the store; later calls return the first call's result.
+func (s *SQLite) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, st := range []*sql.Stmt{s.upsertTask, s.insertEvent, s.insertExchange, s.lastEvent, s.lastExchange} {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
+		}
+		if s.r != nil {
+			errs = append(errs, s.r.Close())
+		}
+		errs = append(errs, s.w.Close())
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("store: close %s: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+// Check runs SQLite's integrity check (PRAGMA integrity_check) and returns
+// an error that lists the problems it finds.
+func (s *SQLite) Check(ctx context.Context) error {
+	problems, err := s.check(ctx)
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code()&0xff == codeCorrupt || se.Code()&0xff == codeNotADB) {
+		problems, err = append(problems, err), nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: check %s: %w", s.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("store: check %s: the database is corrupt: %w", s.path, errors.Join(problems...))
+	}
+	return nil
+}
+
+func (s *SQLite) check(ctx context.Context) (problems []error, err error) {
+	rows, err := s.r.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return problems, err
+		}
+		if line != "ok" {
+			problems = append(problems, errors.New(line))
+		}
+	}
+	return problems, rows.Err()
+}
+
+// SQLite result codes (the primary code is the low byte of an extended
+// one).
+const (
+	codeBusy    = 5  // SQLITE_BUSY
+	codeLocked  = 6  // SQLITE_LOCKED
+	codeCorrupt = 11 // SQLITE_CORRUPT
+	codeNotADB  = 26 // SQLITE_NOTADB
+
+	codeForeignKey = 787 // SQLITE_CONSTRAINT_FOREIGNKEY
+)
+
+// isForeignKey reports whether err is a foreign key constraint failing.
+func isForeignKey(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == codeForeignKey
+}
+
+// isBusy reports whether err is SQLite saying another connection holds a
+// lock.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == codeBusy || c == codeLocked
+}
+
+// write runs f in a write transaction (BEGIN IMMEDIATE) and commits it. If
+// SQLite reports the database busy — another process writing past the busy
+// timeout SQLite itself waits, or a lock it does not wait for — the whole
+// transaction is tried again until the busy timeout has passed.
+func (s *SQLite) write(ctx context.Context, f func(*sql.Tx) error) error {
+	deadline := time.Now().Add(s.busy)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := s.tryWrite(ctx, f)
+		if err == nil || !isBusy(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (s *SQLite) tryWrite(ctx context.Context, f func(*sql.Tx) error) error {
+	// A dedicated connection, so that a failed COMMIT (which leaves
+	// SQLite's transaction open) can be rolled back on it.
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		return errors.Join(err, ignoreDone(tx.Rollback()))
+	}
+	if err := tx.Commit(); err != nil {
+		// database/sql considers the transaction over; SQLite may not.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		return err
+	}
+	return nil
+}
+
+func ignoreDone(err error) error {
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+// nanos is t in Unix nanoseconds, or NULL for the zero time.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// timeOf is the inverse of nanos.
+func timeOf(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64)
+}
+
+// text is b as a TEXT value, or NULL when b is nil.
+func text(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// checkJSON fails unless b is nil or JSON.
+func checkJSON(what string, b []byte) error {
+	if b != nil && !json.Valid(b) {
+		return fmt.Errorf("%s is not valid JSON", what)
+	}
+	return nil
+}
+
+// planHash is the short hash of a plan that List shows.
+func planHash(p []byte) string {
+	sum := sha256.Sum256(p)
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// planTasks counts the tasks of a canonical plan.
+func planTasks(p []byte) int {
+	var v struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	if json.Unmarshal(p, &v) != nil {
+		return 0
+	}
+	return len(v.Tasks)
+}
+
+// CreateRun implements Store.
+func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
+	if r.ID == "" {
+		return errors.New("store: create run: the run has no id")
+	}
+	if err := errors.Join(checkJSON("the plan", r.Plan), checkJSON("the options", r.Options)); err != nil {
+		return fmt.Errorf("store: create run %q: %w", r.ID, err)
+	}
+	created := r.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, plan, plan_hash, total, mission, options, status, error, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
+			r.ID, text(r.Plan), planHash(r.Plan), planTasks(r.Plan), r.Mission, text(r.Options), StatusRunning,
+			created.UnixNano(), created.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrExists
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: create run %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// CommitTask implements Store: the task's row is replaced in one
+// transaction, committed before it returns.
+func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
+	if t.ID == "" {
+		return fmt.Errorf("store: run %q: commit task: the task has no id", runID)
+	}
+	if err := checkJSON("the output", t.Output); err != nil {
+		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
+	}
+	committed := t.Committed
+	if committed.IsZero() {
+		committed = time.Now()
+	}
+	out := text(t.Output)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		// The run's existence is the foreign key's to check: the runs row,
+		// which holds the plan, is not written.
+		_, err := tx.StmtContext(ctx, s.upsertTask).ExecContext(ctx, runID, t.ID, t.Status, t.Attempts, out, t.Error, t.Diagnosis,
+			nanos(t.Started), int64(t.Duration), t.Tokens.Prompt, t.Tokens.Completion, committed.UnixNano())
+		if isForeignKey(err) {
+			return ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
+	}
+	return nil
+}
+
+// SetStatus implements Store.
+func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) error {
+	if status == "" {
+		return fmt.Errorf("store: run %q: set status: no status given", runID)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, updated = ? WHERE id = ?`, status, errText, time.Now().UnixNano(), runID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: set status: %w", runID, err)
+	}
+	return nil
+}
+
+// last returns the last seq of the run's events or exchanges, or
+// ErrNotFound.
+func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
+	var exists sql.NullInt64
+	var seq int
+	if err := st.QueryRowContext(ctx, runID).Scan(&exists, &seq); err != nil {
+		return 0, err
+	}
+	if !exists.Valid {
+		return 0, ErrNotFound
+	}
+	return seq, nil
+}
+
+// AppendEvents implements Store.
+func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event) error {
+	for _, e := range events {
+		if e.Kind == "" {
+			return fmt.Errorf("store: run %q: append events: an event has no kind", runID)
+		}
+		if err := checkJSON("event data", e.Data); err != nil {
+			return fmt.Errorf("store: run %q: append events: %s event: %w", runID, e.Kind, err)
+		}
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		seq, err := last(ctx, tx.StmtContext(ctx, s.lastEvent), runID)
+		if err != nil {
+			return err
+		}
+		ins := tx.StmtContext(ctx, s.insertEvent)
+		for _, e := range events {
+			seq++
+			t := e.Time
+			if t.IsZero() {
+				t = time.Now()
+			}
+			if _, err := ins.ExecContext(ctx, runID, seq, e.Kind, t.UnixNano(), e.TaskID, text(e.Data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: append events: %w", runID, err)
+	}
+	return nil
+}
+
+// RecordExchange implements Store.
+func (s *SQLite) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
+	if exchange == nil || !json.Valid(exchange) {
+		return fmt.Errorf("store: run %q: record exchange %s: the exchange is not valid JSON", runID, key)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		seq, err := last(ctx, tx.StmtContext(ctx, s.lastExchange), runID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.insertExchange).ExecContext(ctx, runID, seq+1, key, string(exchange))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: record exchange %s: %w", runID, key, err)
+	}
+	return nil
+}
+
+// Load implements Store: it reads the run in one read transaction, a
+// consistent snapshot however other processes write.
+func (s *SQLite) Load(ctx context.Context, runID string) (*Record, error) {
+	rec, err := s.load(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: load run %q: %w", runID, err)
+	}
+	return rec, nil
+}
+
+func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
+	rec := &Record{Tasks: map[string]Task{}}
+	var plan, opts []byte
+	var created, updated sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT id, plan, mission, options, created, status, error,
+			MAX(updated, COALESCE((SELECT MAX(committed) FROM tasks WHERE run_id = runs.id), 0))
+		FROM runs WHERE id = ?`, runID).
+		Scan(&rec.ID, &plan, &rec.Mission, &opts, &created, &rec.Status, &rec.Error, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec.Plan, rec.Options, rec.Created, rec.Updated = raw(plan), raw(opts), timeOf(created), timeOf(updated)
+
+	rows, err := tx.QueryContext(ctx, `SELECT task_id, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed
+		FROM tasks WHERE run_id = ? ORDER BY task_id`, runID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t Task
+		var out []byte
+		var started, committed sql.NullInt64
+		var dur int64
+		if err := rows.Scan(&t.ID, &t.Status, &t.Attempts, &out, &t.Error, &t.Diagnosis, &started, &dur, &t.Tokens.Prompt, &t.Tokens.Completion, &committed); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t.Output, t.Started, t.Duration, t.Committed = raw(out), timeOf(started), time.Duration(dur), timeOf(committed)
+		rec.Tasks[t.ID] = t
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+
+	rows, err = tx.QueryContext(ctx, `SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? ORDER BY seq`, runID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var e Event
+		var at sql.NullInt64
+		var data []byte
+		if err := rows.Scan(&e.Seq, &e.Kind, &at, &e.TaskID, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		e.Time, e.Data = timeOf(at), raw(data)
+		rec.Events = append(rec.Events, e)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+
+	rows, err = tx.QueryContext(ctx, `SELECT seq, key, exchange FROM exchanges WHERE run_id = ? ORDER BY seq`, runID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var x Exchange
+		var data []byte
+		if err := rows.Scan(&x.Seq, &x.Key, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		x.Exchange = raw(data)
+		rec.Exchanges = append(rec.Exchanges, x)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// raw is a scanned JSON column: nil for NULL.
+func raw(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+// List implements Store.
+func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT r.id, r.created,
+			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0)),
+			r.status, r.total, r.mission, r.plan_hash,
+			(SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done')
+		FROM runs r ORDER BY r.created DESC, r.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var sm Summary
+		var created, updated sql.NullInt64
+		if err := rows.Scan(&sm.ID, &created, &updated, &sm.Status, &sm.Total, &sm.Mission, &sm.PlanHash, &sm.Done); err != nil {
+			return nil, fmt.Errorf("store: list runs: %w", err)
+		}
+		sm.Created, sm.Updated = timeOf(created), timeOf(updated)
+		out = append(out, sm)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	return out, nil
+}

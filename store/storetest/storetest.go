@@ -1,0 +1,507 @@
+// Package storetest is the conformance kit of store.Store: the behaviour
+// every implementation must have, as tests. An implementation runs it from
+// its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { ... })
+//	}
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dagent-dev/dagent/store"
+)
+
+// Run runs the conformance tests, each a subtest, against the stores open
+// returns. open gets the subtest's t and returns an empty store of its own;
+// called again with the same t after that store was closed, it must return
+// a store on the same data (the tests of durability do that). open should
+// close its store in t.Cleanup: the tests close some of them first, so
+// Close must accept a second call.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		test func(*testing.T, func(*testing.T) store.Store)
+	}{
+		{"CreateAndLoad", testCreateAndLoad},
+		{"CreateDefaults", testCreateDefaults},
+		{"DuplicateRun", testDuplicateRun},
+		{"UnknownRun", testUnknownRun},
+		{"BadInput", testBadInput},
+		{"List", testList},
+		{"CommitUpserts", testCommitUpserts},
+		{"SurvivesReopen", testSurvivesReopen},
+		{"EventsInOrder", testEventsInOrder},
+		{"ExchangesInOrder", testExchangesInOrder},
+		{"Status", testStatus},
+		{"RunsAreSeparate", testRunsAreSeparate},
+		{"ConcurrentWrites", testConcurrentWrites},
+		{"LargeOutput", testLargeOutput},
+		{"Unicode", testUnicode},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
+	}
+}
+
+var ctx = context.Background()
+
+// timeSlack is how far a stored time may be from the time given: stores
+// may keep microseconds only.
+const timeSlack = time.Microsecond
+
+func sameTime(t *testing.T, want, got time.Time, what string) {
+	t.Helper()
+	if want.IsZero() {
+		assert.True(t, got.IsZero(), "%s: want the zero time, got %s", what, got)
+		return
+	}
+	assert.WithinDuration(t, want, got, timeSlack, what)
+}
+
+func planJSON(ids ...string) json.RawMessage {
+	type task struct {
+		ID    string `json:"id"`
+		Agent string `json:"agent"`
+		Input string `json:"input"`
+	}
+	p := struct {
+		Tasks []task `json:"tasks"`
+	}{Tasks: []task{}}
+	for _, id := range ids {
+		p.Tasks = append(p.Tasks, task{ID: id, Agent: "worker", Input: "do " + id})
+	}
+	b, _ := json.Marshal(p)
+	return b
+}
+
+func newRun(id string) store.Run {
+	return store.Run{
+		ID:      id,
+		Plan:    planJSON("a", "b", "c"),
+		Mission: "mission of " + id,
+		Options: json.RawMessage(`{"concurrency":4,"registry":"reg.yaml"}`),
+		Created: time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC),
+	}
+}
+
+func create(t *testing.T, s store.Store, r store.Run) {
+	t.Helper()
+	require.NoError(t, s.CreateRun(ctx, r))
+}
+
+func load(t *testing.T, s store.Store, id string) *store.Record {
+	t.Helper()
+	rec, err := s.Load(ctx, id)
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	return rec
+}
+
+func jsonEq(t *testing.T, want, got json.RawMessage, what string) {
+	t.Helper()
+	if want == nil {
+		assert.Nil(t, got, what)
+		return
+	}
+	require.NotNil(t, got, what)
+	assert.JSONEq(t, string(want), string(got), what)
+}
+
+func testCreateAndLoad(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	r := newRun("run-1")
+	create(t, s, r)
+	rec := load(t, s, "run-1")
+	assert.Equal(t, "run-1", rec.ID)
+	jsonEq(t, r.Plan, rec.Plan, "plan")
+	jsonEq(t, r.Options, rec.Options, "options")
+	assert.Equal(t, r.Mission, rec.Mission)
+	sameTime(t, r.Created, rec.Created, "created")
+	assert.Equal(t, store.StatusRunning, rec.Status)
+	assert.Empty(t, rec.Error)
+	assert.False(t, rec.Updated.Before(rec.Created.Add(-timeSlack)), "updated %s before created %s", rec.Updated, rec.Created)
+	assert.Empty(t, rec.Tasks)
+	assert.Empty(t, rec.Events)
+	assert.Empty(t, rec.Exchanges)
+}
+
+func testCreateDefaults(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	before := time.Now()
+	create(t, s, store.Run{ID: "bare"})
+	rec := load(t, s, "bare")
+	assert.Nil(t, rec.Plan)
+	assert.Nil(t, rec.Options)
+	assert.Empty(t, rec.Mission)
+	assert.WithinDuration(t, before, rec.Created, time.Minute, "a zero Created is the current time")
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 0, list[0].Total)
+}
+
+func testDuplicateRun(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("dup"))
+	other := newRun("dup")
+	other.Mission = "another"
+	err := s.CreateRun(ctx, other)
+	require.ErrorIs(t, err, store.ErrExists)
+	assert.Contains(t, err.Error(), "dup", "the error names the run")
+	assert.Equal(t, "mission of dup", load(t, s, "dup").Mission, "the first run is kept")
+}
+
+func testUnknownRun(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("known"))
+	_, err := s.Load(ctx, "nope")
+	assert.ErrorIs(t, err, store.ErrNotFound, "Load")
+	if err != nil {
+		assert.Contains(t, err.Error(), "nope", "the error names the run")
+	}
+	assert.ErrorIs(t, s.CommitTask(ctx, "nope", store.Task{ID: "a", Status: "done"}), store.ErrNotFound, "CommitTask")
+	assert.ErrorIs(t, s.AppendEvents(ctx, "nope", []store.Event{{Kind: "run_started", Time: time.Now()}}), store.ErrNotFound, "AppendEvents")
+	assert.ErrorIs(t, s.SetStatus(ctx, "nope", "completed", ""), store.ErrNotFound, "SetStatus")
+	assert.ErrorIs(t, s.RecordExchange(ctx, "nope", "k", json.RawMessage(`{}`)), store.ErrNotFound, "RecordExchange")
+	rec := load(t, s, "known")
+	assert.Empty(t, rec.Tasks, "nothing leaked into another run")
+	assert.Empty(t, rec.Events)
+}
+
+func testBadInput(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	assert.Error(t, s.CreateRun(ctx, store.Run{ID: ""}), "a run needs an id")
+	bad := newRun("bad")
+	bad.Plan = json.RawMessage(`{"tasks": [`)
+	assert.Error(t, s.CreateRun(ctx, bad), "a plan that is not JSON")
+	_, err := s.Load(ctx, "bad")
+	assert.ErrorIs(t, err, store.ErrNotFound, "a refused run is not created")
+	create(t, s, newRun("good"))
+	assert.Error(t, s.CommitTask(ctx, "good", store.Task{ID: "a", Status: "done", Output: json.RawMessage(`{oops`)}), "an output that is not JSON")
+	assert.Error(t, s.CommitTask(ctx, "good", store.Task{Status: "done"}), "a task needs an id")
+	assert.Error(t, s.RecordExchange(ctx, "good", "k", json.RawMessage(`nope`)), "an exchange that is not JSON")
+	assert.Empty(t, load(t, s, "good").Tasks)
+}
+
+func testList(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, list)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, id := range []string{"r-old", "r-mid", "r-new"} {
+		r := newRun(id)
+		r.Created = t0.Add(time.Duration(i) * time.Hour)
+		if id == "r-mid" {
+			r.Plan = planJSON("x", "y")
+		}
+		create(t, s, r)
+	}
+	require.NoError(t, s.CommitTask(ctx, "r-new", store.Task{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`1`)}))
+	require.NoError(t, s.CommitTask(ctx, "r-new", store.Task{ID: "b", Status: "done", Attempts: 1, Output: json.RawMessage(`2`)}))
+	require.NoError(t, s.CommitTask(ctx, "r-new", store.Task{ID: "c", Status: "failed", Attempts: 3, Error: "boom"}))
+	require.NoError(t, s.CommitTask(ctx, "r-old", store.Task{ID: "a", Status: "done", Attempts: 1}))
+	require.NoError(t, s.SetStatus(ctx, "r-new", "failed", "boom"))
+
+	list, err = s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	var ids []string
+	for _, sm := range list {
+		ids = append(ids, sm.ID)
+	}
+	assert.Equal(t, []string{"r-new", "r-mid", "r-old"}, ids, "newest first")
+	byID := map[string]store.Summary{}
+	for _, sm := range list {
+		byID[sm.ID] = sm
+	}
+	assert.Equal(t, 2, byID["r-new"].Done)
+	assert.Equal(t, 3, byID["r-new"].Total)
+	assert.Equal(t, "failed", byID["r-new"].Status)
+	assert.Equal(t, 1, byID["r-old"].Done)
+	assert.Equal(t, 0, byID["r-mid"].Done)
+	assert.Equal(t, 2, byID["r-mid"].Total)
+	assert.Equal(t, store.StatusRunning, byID["r-mid"].Status)
+	assert.Equal(t, "mission of r-mid", byID["r-mid"].Mission)
+	sameTime(t, t0.Add(2*time.Hour), byID["r-new"].Created, "created")
+	assert.False(t, byID["r-new"].Updated.IsZero())
+	assert.NotEmpty(t, byID["r-old"].PlanHash)
+	assert.Equal(t, byID["r-old"].PlanHash, byID["r-new"].PlanHash, "same plan, same hash")
+	assert.NotEqual(t, byID["r-old"].PlanHash, byID["r-mid"].PlanHash, "another plan, another hash")
+}
+
+func testCommitUpserts(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	started := time.Date(2025, 3, 1, 12, 0, 1, 500000000, time.UTC)
+	first := store.Task{
+		ID: "a", Status: "waiting", Attempts: 1, Output: json.RawMessage(`{"draft":true}`),
+		Diagnosis: "needs a look", Started: started, Duration: 1500 * time.Millisecond,
+		Tokens: store.Usage{Prompt: 10, Completion: 5}, Committed: started.Add(2 * time.Second),
+	}
+	require.NoError(t, s.CommitTask(ctx, "run", first))
+	got := load(t, s, "run").Tasks["a"]
+	checkTask(t, first, got)
+
+	second := store.Task{
+		ID: "a", Status: "done", Attempts: 2, Output: json.RawMessage(`{"items":[1,2,3],"note":"ok"}`),
+		Error: "", Diagnosis: "", Started: started, Duration: 3 * time.Second,
+		Tokens: store.Usage{Prompt: 30, Completion: 12},
+	}
+	before := time.Now()
+	require.NoError(t, s.CommitTask(ctx, "run", second))
+	rec := load(t, s, "run")
+	require.Len(t, rec.Tasks, 1, "a later commit replaces the task")
+	got = rec.Tasks["a"]
+	second.Committed = got.Committed
+	checkTask(t, second, got)
+	assert.WithinDuration(t, before, got.Committed, time.Minute, "a zero Committed is the current time")
+
+	failed := store.Task{ID: "b", Status: "failed", Attempts: 3, Error: "exit status 1: no such file", Diagnosis: "the command failed"}
+	require.NoError(t, s.CommitTask(ctx, "run", failed))
+	got = load(t, s, "run").Tasks["b"]
+	failed.Committed = got.Committed
+	checkTask(t, failed, got)
+	assert.Nil(t, got.Output, "no output is nil, not JSON null")
+	assert.True(t, got.Started.IsZero())
+}
+
+func checkTask(t *testing.T, want, got store.Task) {
+	t.Helper()
+	assert.Equal(t, want.ID, got.ID, "id")
+	assert.Equal(t, want.Status, got.Status, "status")
+	assert.Equal(t, want.Attempts, got.Attempts, "attempts")
+	jsonEq(t, want.Output, got.Output, "output")
+	assert.Equal(t, want.Error, got.Error, "error")
+	assert.Equal(t, want.Diagnosis, got.Diagnosis, "diagnosis")
+	sameTime(t, want.Started, got.Started, "started")
+	assert.Equal(t, want.Duration, got.Duration, "duration")
+	assert.Equal(t, want.Tokens, got.Tokens, "tokens")
+	sameTime(t, want.Committed, got.Committed, "committed")
+}
+
+func testSurvivesReopen(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	task := store.Task{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`{"n":42}`), Committed: time.Now()}
+	require.NoError(t, s.CommitTask(ctx, "run", task))
+	require.NoError(t, s.AppendEvents(ctx, "run", []store.Event{{Kind: "run_started", Time: time.Now()}, {Kind: "task_started", TaskID: "a", Time: time.Now()}}))
+	require.NoError(t, s.RecordExchange(ctx, "run", "k1", json.RawMessage(`{"key":"k1"}`)))
+	require.NoError(t, s.SetStatus(ctx, "run", "waiting", ""))
+	want := load(t, s, "run")
+	require.NoError(t, s.Close())
+
+	s2 := open(t)
+	got := load(t, s2, "run")
+	assert.Equal(t, want.Status, got.Status)
+	require.Contains(t, got.Tasks, "a")
+	checkTask(t, want.Tasks["a"], got.Tasks["a"])
+	require.Len(t, got.Events, 2)
+	assert.Equal(t, "task_started", got.Events[1].Kind)
+	require.Len(t, got.Exchanges, 1)
+	// The reopened store goes on where the first left off.
+	require.NoError(t, s2.AppendEvents(ctx, "run", []store.Event{{Kind: "run_finished", Time: time.Now()}}))
+	require.NoError(t, s2.RecordExchange(ctx, "run", "k2", json.RawMessage(`{"key":"k2"}`)))
+	got = load(t, s2, "run")
+	require.Len(t, got.Events, 3)
+	assert.Equal(t, 3, got.Events[2].Seq)
+	require.Len(t, got.Exchanges, 2)
+	assert.Equal(t, 2, got.Exchanges[1].Seq)
+}
+
+func testEventsInOrder(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var want []store.Event
+	for i := range 10 {
+		e := store.Event{Seq: 99, Kind: fmt.Sprintf("kind_%d", i), Time: t0.Add(time.Duration(i) * time.Millisecond)}
+		if i%2 == 1 {
+			e.TaskID = fmt.Sprintf("t%d", i)
+			e.Data = json.RawMessage(fmt.Sprintf(`{"attempt":%d,"error":"e%d"}`, i, i))
+		}
+		want = append(want, e)
+	}
+	require.NoError(t, s.AppendEvents(ctx, "run", want[:3]))
+	require.NoError(t, s.AppendEvents(ctx, "run", nil), "an empty batch")
+	require.NoError(t, s.AppendEvents(ctx, "run", want[3:4]))
+	require.NoError(t, s.AppendEvents(ctx, "run", want[4:]))
+	got := load(t, s, "run").Events
+	require.Len(t, got, len(want))
+	for i, e := range got {
+		assert.Equal(t, i+1, e.Seq, "the store numbers events from 1")
+		assert.Equal(t, want[i].Kind, e.Kind)
+		assert.Equal(t, want[i].TaskID, e.TaskID)
+		sameTime(t, want[i].Time, e.Time, "event time")
+		jsonEq(t, want[i].Data, e.Data, "event data")
+	}
+}
+
+func testExchangesInOrder(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	keys := []string{"k1", "k2", "k1", "k3", "k1"}
+	for i, k := range keys {
+		require.NoError(t, s.RecordExchange(ctx, "run", k, json.RawMessage(fmt.Sprintf(`{"key":%q,"n":%d}`, k, i))))
+	}
+	got := load(t, s, "run").Exchanges
+	require.Len(t, got, len(keys))
+	for i, x := range got {
+		assert.Equal(t, i+1, x.Seq)
+		assert.Equal(t, keys[i], x.Key)
+		jsonEq(t, json.RawMessage(fmt.Sprintf(`{"key":%q,"n":%d}`, keys[i], i)), x.Exchange, "exchange")
+	}
+}
+
+func testStatus(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	r := newRun("run")
+	r.Created = time.Now().Add(-time.Hour)
+	create(t, s, r)
+	require.NoError(t, s.SetStatus(ctx, "run", "failed", "task b: boom"))
+	rec := load(t, s, "run")
+	assert.Equal(t, "failed", rec.Status)
+	assert.Equal(t, "task b: boom", rec.Error)
+	assert.WithinDuration(t, time.Now(), rec.Updated, time.Minute, "updated when the status changed")
+	require.NoError(t, s.SetStatus(ctx, "run", "completed", ""))
+	rec = load(t, s, "run")
+	assert.Equal(t, "completed", rec.Status)
+	assert.Empty(t, rec.Error, "the error goes with the status")
+	assert.Error(t, s.SetStatus(ctx, "run", "", ""), "a status is needed")
+}
+
+func testRunsAreSeparate(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("one"))
+	create(t, s, newRun("two"))
+	require.NoError(t, s.CommitTask(ctx, "one", store.Task{ID: "a", Status: "done", Output: json.RawMessage(`"one"`)}))
+	require.NoError(t, s.CommitTask(ctx, "two", store.Task{ID: "a", Status: "done", Output: json.RawMessage(`"two"`)}))
+	require.NoError(t, s.AppendEvents(ctx, "one", []store.Event{{Kind: "run_started", Time: time.Now()}}))
+	require.NoError(t, s.AppendEvents(ctx, "two", []store.Event{{Kind: "run_started", Time: time.Now()}, {Kind: "run_finished", Time: time.Now()}}))
+	require.NoError(t, s.RecordExchange(ctx, "two", "k", json.RawMessage(`{}`)))
+	one, two := load(t, s, "one"), load(t, s, "two")
+	jsonEq(t, json.RawMessage(`"one"`), one.Tasks["a"].Output, "run one's task")
+	jsonEq(t, json.RawMessage(`"two"`), two.Tasks["a"].Output, "run two's task")
+	assert.Len(t, one.Events, 1)
+	assert.Len(t, two.Events, 2)
+	assert.Equal(t, 1, two.Events[0].Seq, "each run numbers its own events")
+	assert.Empty(t, one.Exchanges)
+	assert.Len(t, two.Exchanges, 1)
+}
+
+func testConcurrentWrites(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	const runs, workers, tasks = 2, 8, 25
+	for r := range runs {
+		create(t, s, newRun(fmt.Sprintf("run-%d", r)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, runs*(workers*tasks*3+tasks*2))
+	for r := range runs {
+		runID := fmt.Sprintf("run-%d", r)
+		for w := range workers {
+			wg.Go(func() {
+				for k := range tasks {
+					id := fmt.Sprintf("w%d-t%d", w, k)
+					out := json.RawMessage(fmt.Sprintf(`{"worker":%d,"task":%d}`, w, k))
+					errs <- s.CommitTask(ctx, runID, store.Task{ID: id, Status: "done", Attempts: 1, Output: out})
+					errs <- s.AppendEvents(ctx, runID, []store.Event{
+						{Kind: "task_started", TaskID: id, Time: time.Now()},
+						{Kind: "task_finished", TaskID: id, Time: time.Now()},
+					})
+					errs <- s.RecordExchange(ctx, runID, id, json.RawMessage(`{"task":"`+id+`"}`))
+				}
+			})
+		}
+		wg.Go(func() {
+			for range tasks {
+				_, err := s.Load(ctx, runID)
+				errs <- err
+				_, err = s.List(ctx)
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for r := range runs {
+		rec := load(t, s, fmt.Sprintf("run-%d", r))
+		assert.Len(t, rec.Tasks, workers*tasks)
+		require.Len(t, rec.Events, 2*workers*tasks)
+		require.Len(t, rec.Exchanges, workers*tasks)
+		started := map[string]bool{}
+		for i, e := range rec.Events {
+			assert.Equal(t, i+1, e.Seq)
+			// A batch stays together and in order.
+			switch e.Kind {
+			case "task_started":
+				started[e.TaskID] = true
+			case "task_finished":
+				assert.True(t, started[e.TaskID], "%s finished before it started", e.TaskID)
+			}
+		}
+		for i, x := range rec.Exchanges {
+			assert.Equal(t, i+1, x.Seq)
+		}
+	}
+}
+
+func testLargeOutput(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	out, err := json.Marshal(map[string]string{"blob": big})
+	require.NoError(t, err)
+	require.NoError(t, s.CommitTask(ctx, "run", store.Task{ID: "big", Status: "done", Attempts: 1, Output: out}))
+	got := load(t, s, "run").Tasks["big"]
+	var v map[string]string
+	require.NoError(t, json.Unmarshal(got.Output, &v))
+	assert.Len(t, v["blob"], 1<<20)
+	assert.True(t, v["blob"] == big, "the output comes back whole")
+	exchange, err := json.Marshal(map[string]string{"response": big})
+	require.NoError(t, err)
+	require.NoError(t, s.RecordExchange(ctx, "run", "k", exchange))
+	assert.Len(t, load(t, s, "run").Exchanges[0].Exchange, len(exchange))
+}
+
+func testUnicode(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	const id = "ラン-🚀-ü"
+	r := newRun(id)
+	r.Mission = "Résumé des 数据 — “quotes” 🧪"
+	r.Plan = planJSON("タスク", "naïve")
+	create(t, s, r)
+	out := json.RawMessage(`{"text":"Grüße, 世界 🌍","esc":"tab\there \u0000 nul","emoji":"👩‍👩‍👧"}`)
+	require.NoError(t, s.CommitTask(ctx, id, store.Task{ID: "タスク", Status: "done", Attempts: 1, Output: out, Diagnosis: "ça va ✓"}))
+	require.NoError(t, s.CommitTask(ctx, id, store.Task{ID: "naïve", Status: "failed", Attempts: 1, Error: "échec: 失敗"}))
+	require.NoError(t, s.AppendEvents(ctx, id, []store.Event{{Kind: "task_started", TaskID: "タスク", Time: time.Now(), Data: json.RawMessage(`{"diagnosis":"🙂"}`)}}))
+	rec := load(t, s, id)
+	assert.Equal(t, id, rec.ID)
+	assert.Equal(t, r.Mission, rec.Mission)
+	jsonEq(t, r.Plan, rec.Plan, "plan")
+	jsonEq(t, out, rec.Tasks["タスク"].Output, "output")
+	assert.Equal(t, "ça va ✓", rec.Tasks["タスク"].Diagnosis)
+	assert.Equal(t, "échec: 失敗", rec.Tasks["naïve"].Error)
+	assert.Equal(t, "タスク", rec.Events[0].TaskID)
+	jsonEq(t, json.RawMessage(`{"diagnosis":"🙂"}`), rec.Events[0].Data, "event data")
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, id, list[0].ID)
+	assert.Equal(t, 1, list[0].Done)
+	assert.Equal(t, 2, list[0].Total)
+}
