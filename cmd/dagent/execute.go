@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,25 +29,35 @@ type executeArgs struct {
 	runner   []runner.Option
 	progress *progress // nil for the JSON format
 	f        runFlags
+	runID    string // the run's id, as the journal knows it
+	quiet    bool   // print nothing (replay)
 }
 
 // execute plans the mission when there is no plan, then runs the plan
 // through the executor, which repairs it with the meta-planner when a run
-// asks for a new plan.
-func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) error {
+// asks for a new plan. It returns the outcome as a run's result (nil when
+// nothing ran) and the command's error, which carries the exit code.
+func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Result, error) {
 	meter, err := a.llm.client(true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	p := a.plan
 	if p == nil {
 		res, err := planMission(ctx, a.llm, a.reg, a.mission)
-		if err := settlePlanning(cmd, res, err, a.f.format); err != nil {
-			return err
+		format := a.f.format
+		if a.quiet {
+			format = "quiet"
+		}
+		if err := settlePlanning(cmd, res, err, format); err != nil {
+			return nil, err
 		}
 		p = res.Plan
 		if a.progress != nil {
+			if a.progress.announce != nil {
+				a.progress.announce()
+			}
 			fmt.Fprintf(out, "planned %s in %s\n", plural(len(p.Tasks), "task"), plural(res.Attempts, "attempt"))
 		}
 	}
@@ -68,22 +79,25 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) error {
 	if errors.As(err, &refused) {
 		rep := refused.Report
 		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
-		return exitCode(exitInvalid)
+		return nil, exitCode(exitInvalid)
 	}
 	if res == nil || err != nil && res.ExecutionAttempts == 0 {
 		// Nothing ran: the runner refused the plan.
 		if errors.Is(err, plan.ErrInvalid) {
 			fmt.Fprintln(errOut, err)
-			return exitCode(exitInvalid)
+			return nil, exitCode(exitInvalid)
 		}
-		return err
+		return nil, err
+	}
+	rr := &runner.Result{
+		RunID: cmp.Or(a.runID, last.id()), Status: res.Status, Err: res.Err, Tasks: res.Tasks,
+		PendingReviews: res.PendingReviews, Replan: res.Replan, Duration: res.Duration,
+	}
+	if a.quiet {
+		return rr, runExit(res.Status)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(errOut, "dagent:", err)
-	}
-	rr := &runner.Result{
-		RunID: last.id(), Status: res.Status, Err: res.Err, Tasks: res.Tasks,
-		PendingReviews: res.PendingReviews, Replan: res.Replan, Duration: res.Duration,
 	}
 	if a.f.format == "json" {
 		err = writeExecutionJSON(out, rr, res, meter.Usage())
@@ -91,9 +105,9 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) error {
 		err = writeSummary(out, res.Plan, rr, summaryExtra{replans: res.ReplanCount, halt: res.Halt})
 	}
 	if err != nil {
-		return err
+		return rr, err
 	}
-	return runExit(res.Status)
+	return rr, runExit(res.Status)
 }
 
 // lastRun is an observer that keeps the id of the last run started.

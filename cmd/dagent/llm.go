@@ -59,6 +59,11 @@ func (f *llmFlags) planner(c llm.Client, reg *agent.Registry) *metaplanner.Plann
 type lazyLLM struct {
 	f      llmFlags
 	budget llm.Budget
+	// base answers in place of a server when set (dagent replay).
+	base llm.Client
+	// wrap, when set, wraps the client under the meter (the journal's
+	// recording of every exchange). Set it before the client is built.
+	wrap func(llm.Client) llm.Client
 
 	mu       sync.Mutex
 	built    bool
@@ -96,13 +101,17 @@ func (l *lazyLLM) client(needModel bool) (*llm.Meter, error) {
 }
 
 func (l *lazyLLM) build() (*llm.Meter, error) {
+	if l.base != nil {
+		l.hasModel = true
+		return llm.NewMeter(l.wrapped(l.base), l.budget), nil
+	}
 	if l.f.replay != "" {
 		r, err := llm.Replay(l.f.replay)
 		if err != nil {
 			return nil, err
 		}
 		l.hasModel = true
-		return llm.NewMeter(r, l.budget), nil
+		return llm.NewMeter(l.wrapped(r), l.budget), nil
 	}
 	cfg := llm.ConfigFromEnv()
 	cfg.Model = cmp.Or(strings.TrimSpace(l.f.model), cfg.Model)
@@ -122,7 +131,14 @@ func (l *lazyLLM) build() (*llm.Meter, error) {
 		}
 		l.recorder, inner = rec, rec
 	}
-	return llm.NewMeter(inner, l.budget), nil
+	return llm.NewMeter(l.wrapped(inner), l.budget), nil
+}
+
+func (l *lazyLLM) wrapped(c llm.Client) llm.Client {
+	if l.wrap == nil {
+		return c
+	}
+	return l.wrap(c)
 }
 
 // close closes the recording, if any.

@@ -7,6 +7,10 @@
 //	dagent run PLAN --registry F    run a plan on the registry's workers and its LLM agents
 //	dagent run PLAN --replan        run a plan, repairing it with the meta-planner on failure
 //	dagent run --mission MISSION    plan a mission, then run the plan as --replan does
+//	dagent runs                     list the journaled runs
+//	dagent show RUN                 show a run's tasks, outputs and events
+//	dagent resume RUN               continue a run that crashed, was cancelled or waits for review
+//	dagent replay RUN               run a run again on its recorded LLM exchanges and compare
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
@@ -21,6 +25,12 @@
 // needs a new plan, 5 the planner answered the mission directly (the answer
 // is printed), 6 the planner asks a clarifying question (the question is
 // printed).
+//
+// Every dagent run is journaled in a SQLite database, .dagent/dagent.db
+// under the working directory (--db PATH or $DAGENT_DB to move it,
+// --no-journal to skip it): each task's final state is on disk before the
+// run goes on, so that a run that crashed resumes where it stopped. See
+// docs/durability.md.
 //
 // Commands that talk to an LLM (plan, and run when the plan has LLM agents
 // or replans) use any OpenAI-compatible server: OPENAI_API_KEY for

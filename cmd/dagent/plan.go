@@ -180,6 +180,9 @@ func settlePlanning(cmd *cobra.Command, res *metaplanner.Result, err error, form
 		}
 		return code
 	}
+	if format == "quiet" {
+		return code
+	}
 	text := res.Answer
 	if code == exitClarify {
 		text = res.Question

@@ -21,11 +21,16 @@ import (
 type progress struct {
 	w     io.Writer
 	start time.Time
+	// announce, when set, is called before the first line of a run.
+	announce func()
 }
 
 func (p *progress) Observe(e runner.Event) {
 	if e.Kind == runner.EventRunStarted {
 		p.start = e.Time
+		if p.announce != nil {
+			p.announce()
+		}
 	}
 	var line string
 	switch e.Kind {
@@ -68,6 +73,8 @@ func (p *progress) Observe(e runner.Event) {
 type summaryExtra struct {
 	replans int
 	halt    string
+	// journaled is the run's id when dagent resume can continue it.
+	journaled string
 }
 
 // writeSummary prints the table of tasks, the pending reviews, the outputs
@@ -102,7 +109,10 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra)
 	for _, r := range res.PendingReviews {
 		fmt.Fprintf(w, "\nreview %s waits for a decision:\n%s\n", r.TaskID, indent(r.Prompt))
 	}
-	if len(res.PendingReviews) > 0 {
+	switch {
+	case len(res.PendingReviews) > 0 && x.journaled != "":
+		fmt.Fprintf(w, "\nTo resume, decide each review:\n  dagent resume %s --review %s=approve\n(or =reject), or pass --reviews decisions.json, which maps each review's\ntask id to \"approve\", \"reject\" or {\"approved\": true, \"comment\": \"...\"}.\n", x.journaled, res.PendingReviews[0].TaskID)
+	case len(res.PendingReviews) > 0:
 		fmt.Fprintf(w, "\nTo resume, run with --format json > run.json, then again with\n  --initial-results run.json --reviews decisions.json\nwhere decisions.json maps each review's task id to \"approve\", \"reject\" or\n{\"approved\": true, \"comment\": \"...\"}.\n")
 	}
 	for _, id := range finals(p) {

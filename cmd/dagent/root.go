@@ -20,6 +20,12 @@ The LLM is any OpenAI-compatible server: set OPENAI_API_KEY (api.openai.com)
 or OPENAI_BASE_URL (e.g. http://localhost:8080/v1), and DAGENT_MODEL or
 --model. Commands and plans that need no LLM never ask for one.
 
+Every dagent run is journaled in .dagent/dagent.db under the working
+directory (--db PATH or DAGENT_DB elsewhere, --no-journal not at all):
+dagent runs lists the runs, dagent show RUN shows one, dagent resume RUN
+continues one that crashed, was cancelled or waits for review, and dagent
+replay RUN runs one again on its recorded LLM exchanges.
+
 A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
 1 the checked thing failed (the plan or registry is invalid, with every
 problem on standard error one per line; the critic refused the plan; no
@@ -36,5 +42,6 @@ directly, 6 the planner asks a clarifying question.`,
 	root.SetErr(stderr)
 	root.AddCommand(newRun(), newPlan(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
 	root.AddCommand(newLint())
+	root.AddCommand(newRuns(), newShow(), newResume(), newReplay())
 	return root
 }

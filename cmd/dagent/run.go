@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,6 +56,7 @@ type runFlags struct {
 	deadline  time.Duration
 
 	llm llmFlags
+	db  dbFlags
 }
 
 // replanOnly are the flags that only replanning uses.
@@ -102,7 +107,16 @@ OPENAI_BASE_URL (e.g. http://localhost:8080/v1) for another, DAGENT_MODEL or
 --model for the model. --record FILE appends every exchange to FILE;
 --replay FILE answers from such a recording without a server or a key.
 
-A run that waits for human review is resumed by running the plan again with
+Every run is journaled in a SQLite database, .dagent/dagent.db under the
+working directory (--db PATH or $DAGENT_DB for another, --no-journal for
+none): each task's final state is committed before the run goes on, so
+that dagent resume RUN continues a run that crashed, was cancelled or waits
+for review, never running a done task again; dagent runs lists the runs,
+dagent show RUN shows one, dagent replay RUN runs one again on its recorded
+LLM exchanges. The text format prints "run ID" first, when the run starts.
+
+A run that waits for human review is resumed with dagent resume ID --review
+TASK=approve (or =reject), or by running the plan again with
 the earlier result (--initial-results, the JSON result or an object of task
 id to output) and the decisions (--reviews, an object of task id to
 "approve", "reject" or {"approved": bool, "comment": "...", "output": ...}).
@@ -118,6 +132,7 @@ mission. Interrupting the run (Ctrl-C) cancels it; finished results are
 kept and printed.`,
 		Example: `  dagent run examples/health/plan.json --registry examples/health/registry.yaml
   dagent run examples/pipeline/plan.json --registry examples/pipeline/registry.yaml --format json > run.json
+  dagent resume "$(jq -r .run_id run.json)" --review review=approve
   dagent run examples/pipeline/plan.json --registry examples/pipeline/registry.yaml \
       --initial-results run.json --reviews examples/pipeline/reviews.json
   dagent run plan.json --registry registry.yaml --replan --max-tokens 200000
@@ -150,6 +165,7 @@ kept and printed.`,
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
 	f.llm.register(cmd)
+	f.db.register(cmd, true)
 	return cmd
 }
 
@@ -187,17 +203,17 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	return nil
 }
 
-func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
+func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 	if err := f.check(cmd, path); err != nil {
 		return err
 	}
-	schedule, err := runner.ParseSchedule(f.schedule)
-	if err != nil {
+	if _, err := runner.ParseSchedule(f.schedule); err != nil {
 		return err
 	}
 	var (
 		p   *plan.Plan
 		reg *agent.Registry
+		err error
 	)
 	if path != "" {
 		p, reg, err = loadWith(cmd, path, f.registry)
@@ -213,38 +229,90 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
 		}
 	}
-	l := newLazyLLM(f.llm, llm.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls})
-	defer func() { err = closeLLM(cmd, l, err) }()
-	opts := []runner.Option{
-		runner.WithRegistry(reg),
-		runner.WithPlanAgents(planAgents(l, reg)),
-		runner.WithConcurrency(f.concurrency),
-		runner.WithSchedule(schedule),
-		runner.WithTaskTimeout(f.timeout),
-	}
+	a := &launch{plan: p, mission: mission, reg: reg, f: f, runID: f.runID}
 	if f.reviews != "" {
-		decisions, err := readReviews(cmd, f.reviews)
-		if err != nil {
+		if a.reviews, err = readReviews(cmd, f.reviews); err != nil {
 			return err
 		}
-		opts = append(opts, runner.WithReviews(decisions))
 	}
-	runID := f.runID
 	if f.initial != "" {
 		outputs, earlier, err := readInitial(cmd, f.initial)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, runner.WithInitialResults(outputs))
-		runID = cmp.Or(runID, earlier)
+		a.initial, a.seed = outputs, maps.Clone(outputs)
+		a.runID = cmp.Or(a.runID, earlier)
 	}
-	if runID != "" {
-		opts = append(opts, runner.WithRunID(runID))
+	if !f.db.off {
+		s, err := openStore(f.db.path())
+		if err != nil {
+			return fmt.Errorf("%w (--no-journal runs without it)", err)
+		}
+		a.journal = &runJournal{s: s}
+		defer a.journal.close(cmd)
+	}
+	_, err = a.exec(cmd)
+	return err
+}
+
+// launch is one run of a plan by the CLI: dagent run, resume or replay.
+type launch struct {
+	plan    *plan.Plan // nil: plan the mission first
+	mission string     // what replans work toward
+	reg     *agent.Registry
+	f       runFlags
+	runID   string                     // empty: a new one
+	initial map[string]any             // outputs of the tasks done already
+	seed    map[string]any             // the --initial-results, journaled as done
+	reviews map[string]runner.Decision // review decisions by task id
+	journal *runJournal                // nil: not journaled
+	resume  bool                       // the run is journaled already: go on with it
+	llm     llm.Client                 // set: the answers of every LLM request (replay)
+	quiet   bool                       // print nothing (replay)
+}
+
+// exec runs a and prints its outcome. It returns the run's result (nil
+// when nothing ran) and the command's error, which carries the exit code.
+func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
+	f := a.f
+	schedule, err := runner.ParseSchedule(f.schedule)
+	if err != nil {
+		return nil, err
+	}
+	l := newLazyLLM(f.llm, llm.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls})
+	l.base = a.llm
+	defer func() { err = closeLLM(cmd, l, err) }()
+	if a.runID == "" {
+		a.runID = newRunID(time.Now())
+	}
+	if a.journal != nil {
+		if err := a.journal.begin(cmd.Context(), a); err != nil {
+			return nil, err
+		}
+		l.wrap = a.journal.j.RecordLLM
+		defer func() { a.journal.finish(cmd, a.runID, res, err) }()
+	}
+	opts := []runner.Option{
+		runner.WithRegistry(a.reg),
+		runner.WithPlanAgents(planAgents(l, a.reg)),
+		runner.WithConcurrency(f.concurrency),
+		runner.WithSchedule(schedule),
+		runner.WithTaskTimeout(f.timeout),
+	}
+	if a.journal != nil {
+		opts = append(opts, runner.WithJournal(a.journal.j), runner.WithObserver(a.journal.j))
+	}
+	if a.reviews != nil {
+		opts = append(opts, runner.WithReviews(a.reviews))
+	}
+	if a.initial != nil {
+		opts = append(opts, runner.WithInitialResults(a.initial))
 	}
 	out := cmd.OutOrStdout()
 	var prog *progress
-	if f.format == "text" {
-		prog = &progress{w: out}
+	if f.format == "text" && !a.quiet {
+		// The run's id comes first, when it starts (or its plan is made).
+		prog = &progress{w: out, announce: sync.OnceFunc(func() { fmt.Fprintf(out, "run %s\n", a.runID) })}
 		opts = append(opts, runner.WithObserver(prog))
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -255,15 +323,20 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		defer cancel()
 	}
 	if f.replanning() {
-		return execute(ctx, cmd, executeArgs{plan: p, mission: mission, reg: reg, llm: l, runner: opts, progress: prog, f: f})
+		opts = append(opts, executionIDs(a.runID))
+		return execute(ctx, cmd, executeArgs{plan: a.plan, mission: a.mission, reg: a.reg, llm: l, runner: opts, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
 	}
-	res, err := runner.New(opts...).Run(ctx, p)
+	opts = append(opts, runner.WithRunID(a.runID))
+	res, err = runner.New(opts...).Run(ctx, a.plan)
 	if res == nil {
 		if errors.Is(err, plan.ErrInvalid) {
 			fmt.Fprintln(cmd.ErrOrStderr(), err)
-			return exitCode(exitInvalid)
+			return nil, exitCode(exitInvalid)
 		}
-		return err
+		return nil, err
+	}
+	if a.quiet {
+		return res, runExit(res.Status)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dagent:", err)
@@ -271,12 +344,32 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if f.format == "json" {
 		err = writeJSONResult(out, res)
 	} else {
-		err = writeSummary(out, p, res, summaryExtra{})
+		x := summaryExtra{}
+		if a.journal != nil {
+			x.journaled = a.runID
+		}
+		err = writeSummary(out, a.plan, res, x)
 	}
 	if err != nil {
-		return err
+		return res, err
 	}
-	return runExit(res.Status)
+	return res, runExit(res.Status)
+}
+
+// executionIDs names the executions of a run that replans: the first
+// takes the run's id, and the run of each repair plan the id and the
+// number of the replan (ID.1, ID.2, ...), so that a task of a repair plan
+// never shares an idempotency key with the task of an earlier plan it
+// replaces. The executor builds one runner per execution.
+func executionIDs(id string) runner.Option {
+	var n atomic.Int64
+	return func(rn *runner.Runner) {
+		if k := n.Add(1) - 1; k > 0 {
+			runner.WithRunID(id + "." + strconv.FormatInt(k, 10))(rn)
+			return
+		}
+		runner.WithRunID(id)(rn)
+	}
 }
 
 // runExit is the exit of a run that ended with status s.

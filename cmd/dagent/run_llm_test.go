@@ -280,7 +280,7 @@ func TestRunMission(t *testing.T) {
 
 	code, stdout, stderr := dagent(t, "", "run", "--mission", "Greet the user")
 	require.Equal(t, exitOK, code, stderr)
-	assert.True(t, strings.HasPrefix(stdout, "planned 1 task in 1 attempt\n"), stdout)
+	assert.Regexp(t, `^run \S+\nplanned 1 task in 1 attempt\n`, stdout, "the run's id first, then the plan")
 	assert.Contains(t, stdout, "== greet ==\nHello!")
 }
 

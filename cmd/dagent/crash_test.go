@@ -1,0 +1,334 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dagent-dev/dagent/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestJournalProcesses runs dagent as real processes on one journal: killed
+// at random and resumed, side by side, and interrupted.
+func TestJournalProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dagent and runs it as processes; skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build dagent with")
+	}
+	bin := filepath.Join(t.TempDir(), "dagent")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	t.Run("crash", func(t *testing.T) { testCrashes(t, bin) })
+	t.Run("concurrent", func(t *testing.T) { testConcurrentRuns(t, bin) })
+	t.Run("interrupt", func(t *testing.T) { testInterrupt(t, bin) })
+}
+
+// phasedPlan is a plan of 12 work tasks in 4 phases of 3: each task of a
+// phase reads the outputs of two tasks of the phase before, so that a
+// wrong or missing output upstream changes every output downstream. Each
+// task sleeps a random 20-80 ms.
+func phasedPlan(rng *rand.Rand) string {
+	var tasks []string
+	for k := range 4 {
+		for j := range 3 {
+			id := fmt.Sprintf("t%d_%d", k, j)
+			deps, input := "[]", "start "+id
+			if k > 0 {
+				a, b := fmt.Sprintf("t%d_%d", k-1, j), fmt.Sprintf("t%d_%d", k-1, (j+1)%3)
+				deps = fmt.Sprintf("[%q, %q]", a, b)
+				input = fmt.Sprintf("%s from {{results.%s.v}} and {{results.%s.v}}", id, a, b)
+			}
+			tasks = append(tasks, fmt.Sprintf(`{"id": %q, "agent": "work", "depends_on": %s, "input": %q, "params": {"ms": %d}}`,
+				id, deps, input, 20+rng.IntN(61)))
+		}
+	}
+	return `{"mission": "Twelve steps", "tasks": [` + strings.Join(tasks, ",\n") + `]}`
+}
+
+// outputsOf are the outputs of a run's done tasks, as JSON text.
+func outputsOf(t *testing.T, rec *store.Record) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for id, task := range rec.Tasks {
+		if task.Status == "done" {
+			out[id] = string(compact(task.Output))
+		}
+	}
+	return out
+}
+
+// checkDB runs SQLite's integrity check on the journal and loads the run
+// id (nil when it is not in the journal).
+func checkDB(t *testing.T, db, id string) *store.Record {
+	t.Helper()
+	s, err := store.Open(db)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Check(t.Context()), "PRAGMA integrity_check")
+	rec, err := s.Load(t.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	require.NoError(t, err)
+	return rec
+}
+
+// snapshot is the state after a kill: the tasks committed, and how long
+// the side-effect log was.
+type snapshot struct {
+	committed map[string]bool
+	logLen    int
+}
+
+// testCrashes kills dagent run, then dagent resume, with SIGKILL at random
+// moments until the run completes, in cycles of fresh runs until there
+// have been at least 20 kills, and checks the run against an uninterrupted
+// one.
+func testCrashes(t *testing.T, bin string) {
+	const minKills = 20
+	rng := rand.New(rand.NewPCG(20251122, 7))
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(phasedPlan(rng)), 0o600))
+
+	// The outputs of an uninterrupted run.
+	whole := exec.Command(bin, "run", planPath, "--registry", reg, "--db", filepath.Join(dir, "whole.db"), "--run-id", "whole")
+	out, err := whole.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	want := outputsOf(t, checkDB(t, filepath.Join(dir, "whole.db"), "whole"))
+	require.Len(t, want, 12)
+
+	db := filepath.Join(dir, "crash.db")
+	kills, launches, start := 0, 0, time.Now()
+	for cycle := 1; kills < minKills; cycle++ {
+		id := fmt.Sprintf("crash-%d", cycle)
+		var snaps []snapshot
+		for attempt := 0; ; attempt++ {
+			require.Less(t, attempt, 100, "run %s never completed", id)
+			args := []string{"resume", id, "--db", db}
+			if checkDB(t, db, id) == nil {
+				// Killed before the run was journaled: start it again.
+				args = []string{"run", planPath, "--registry", reg, "--db", db, "--run-id", id}
+			}
+			var output bytes.Buffer
+			cmd := exec.Command(bin, args...)
+			cmd.Stdout, cmd.Stderr = &output, &output
+			require.NoError(t, cmd.Start())
+			launches++
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			timer := time.NewTimer(time.Duration(10+rng.IntN(391)) * time.Millisecond)
+			var werr error
+			killed := false
+			select {
+			case werr = <-done:
+				timer.Stop()
+			case <-timer.C:
+				killed = cmd.Process.Signal(syscall.SIGKILL) == nil
+				werr = <-done
+			}
+			var exit *exec.ExitError
+			if killed && errors.As(werr, &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
+				kills++
+				// The workers of the killed process live on (they run in
+				// process groups of their own) and finish their attempt:
+				// let them, so that their side effects are in the log
+				// before its length is taken.
+				waitWorkers(t, filepath.Join(dir, "work.sh"))
+				rec := checkDB(t, db, id)
+				s := snapshot{committed: map[string]bool{}, logLen: len(sideEffects(t, log))}
+				if rec != nil {
+					for tid := range rec.Tasks {
+						s.committed[tid] = true
+					}
+				}
+				snaps = append(snaps, s)
+				continue
+			}
+			require.NoError(t, werr, "%s %s:\n%s", bin, strings.Join(args, " "), output.String())
+			break // completed
+		}
+
+		rec := checkDB(t, db, id)
+		require.NotNil(t, rec)
+		assert.Equal(t, "completed", rec.Status, id)
+		assert.Equal(t, want, outputsOf(t, rec), "run %s: the outputs of an uninterrupted run", id)
+
+		// No task whose final state was committed ran again: after each
+		// kill, the log holds no delivery of a task committed by then.
+		effects := sideEffects(t, log)
+		for k, s := range snaps {
+			for _, e := range effects[s.logLen:] {
+				if strings.HasPrefix(e[1], id+"/") {
+					assert.False(t, s.committed[e[0]], "run %s: task %s ran again after kill %d, though committed", id, e[0], k+1)
+				}
+			}
+		}
+		// Every task ran at least once, and every delivery of it — the
+		// first, and those that ran again because it was in flight at a
+		// kill — carried the key of its first attempt.
+		runs := map[string]int{}
+		for _, e := range effects {
+			if strings.HasPrefix(e[1], id+"/") {
+				runs[e[0]]++
+				assert.Equal(t, id+"/"+e[0]+"/1", e[1], "run %s: the idempotency key of %s", id, e[0])
+			}
+		}
+		assert.Len(t, runs, 12, "run %s: every task ran", id)
+		again := 0
+		for _, n := range runs {
+			again += n - 1
+		}
+		t.Logf("run %s: completed after %d kills in all so far; %d deliveries ran again (in flight at a kill)", id, kills, again)
+	}
+	t.Logf("%d kills, %d processes in %s", kills, launches, time.Since(start).Round(time.Millisecond))
+}
+
+// testConcurrentRuns runs four dagent processes on one journal at once.
+func testConcurrentRuns(t *testing.T, bin string) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(phasedPlan(rand.New(rand.NewPCG(1, 2)))), 0o600))
+	db := filepath.Join(dir, "shared.db")
+
+	const n = 4
+	cmds := make([]*exec.Cmd, n)
+	outputs := make([]bytes.Buffer, n)
+	for i := range cmds {
+		cmds[i] = exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--format", "json", "--concurrency", "3")
+		cmds[i].Stdout, cmds[i].Stderr = &outputs[i], &outputs[i]
+	}
+	start := time.Now()
+	for _, c := range cmds {
+		require.NoError(t, c.Start())
+	}
+	var ids []string
+	for i, c := range cmds {
+		require.NoError(t, c.Wait(), "%s", outputs[i].String())
+		var doc struct {
+			RunID  string `json:"run_id"`
+			Status string `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(outputs[i].Bytes(), &doc), outputs[i].String())
+		assert.Equal(t, "completed", doc.Status)
+		ids = append(ids, doc.RunID)
+	}
+	t.Logf("%d concurrent runs in %s", n, time.Since(start).Round(time.Millisecond))
+
+	var want map[string]string
+	for _, id := range ids {
+		rec := checkDB(t, db, id)
+		require.NotNil(t, rec, id)
+		assert.Equal(t, "completed", rec.Status)
+		got := outputsOf(t, rec)
+		assert.Len(t, got, 12)
+		if want == nil {
+			want = got
+		}
+		assert.Equal(t, want, got, "every run has the same outputs")
+		assert.Equal(t, "run_finished", rec.Events[len(rec.Events)-1].Kind)
+	}
+	slices.Sort(ids)
+	assert.Len(t, slices.Compact(ids), n, "four runs")
+}
+
+// testInterrupt interrupts a run with SIGINT while a task runs: the run is
+// journaled as cancelled and its process exits 1; a resume finishes it,
+// without running the finished task again.
+func testInterrupt(t *testing.T, bin string) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "a", "agent": "work", "input": "start"},
+		{"id": "b", "agent": "work", "depends_on": ["a"], "input": "slow", "params": {"ms": 900}},
+		{"id": "c", "agent": "work", "depends_on": ["b"], "input": "after {{results.b.v}}"}]}`), 0o600))
+	db := filepath.Join(dir, "runs.db")
+
+	cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	require.True(t, sc.Scan())
+	id, ok := strings.CutPrefix(sc.Text(), "run ")
+	require.True(t, ok, "the first line names the run: %q", sc.Text())
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.HasSuffix(sc.Text(), "b: started") {
+			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", strings.Join(lines, "\n"))
+	assert.Equal(t, exitInvalid, exit.ExitCode(), "a cancelled run failed")
+
+	rec := checkDB(t, db, id)
+	require.NotNil(t, rec)
+	assert.Equal(t, statusCancelled, rec.Status)
+	assert.Contains(t, rec.Error, "interrupt")
+	assert.Equal(t, "done", rec.Tasks["a"].Status)
+	_, committed := rec.Tasks["b"]
+	assert.False(t, committed, "the cancelled task has no final state")
+
+	out, err := exec.Command(bin, "resume", id, "--db", db).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "completed", checkDB(t, db, id).Status)
+	var tasks []string
+	for _, e := range sideEffects(t, log) {
+		tasks = append(tasks, e[0])
+	}
+	assert.Equal(t, "a", tasks[0])
+	assert.Equal(t, 1, strings.Count(strings.Join(tasks, " "), "a"), "a ran once: %v", tasks)
+	assert.Equal(t, "c", tasks[len(tasks)-1])
+}
+
+// waitWorkers waits until no process runs the worker script (read from
+// /proc; where there is none, it waits longer than a worker sleeps).
+func waitWorkers(t *testing.T, script string) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		time.Sleep(200 * time.Millisecond)
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		running := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(script)) {
+				running = true
+				break
+			}
+		}
+		if !running {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "workers of a killed dagent still run after 10s")
+		time.Sleep(5 * time.Millisecond)
+	}
+}

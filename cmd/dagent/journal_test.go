@@ -1,0 +1,496 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain journals the runs of the tests that give no --db in a
+// temporary database, so that no test writes .dagent/ into this directory.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dagent-test-journal-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Setenv(envDB, filepath.Join(dir, "dagent.db"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workScript is a command worker for journal tests. It reads the request,
+// sleeps params.ms milliseconds if given, appends "<task> <idempotency
+// key>" to the log file named by its argument (the side effect), and
+// prints {"task": ID, "v": cksum of its input}, so that an output depends
+// on the outputs its input reads.
+const workScript = `req=$(cat)
+field() { printf '%s' "$req" | sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+task=$(field task_id)
+key=$(field idempotency_key)
+input=$(field input)
+# A request cut short (its sender died) is refused, as by a real worker.
+if [ -z "$task" ] || [ -z "$key" ]; then echo "bad request" >&2; exit 2; fi
+ms=$(printf '%s' "$req" | sed -n 's/.*"ms":\([0-9][0-9]*\).*/\1/p')
+if [ -n "$ms" ]; then sleep "$(printf '0.%03d' "$ms")"; fi
+echo "$task $key" >> "$1"
+sum=$(printf '%s' "$input" | cksum | cut -d' ' -f1)
+printf '{"task":"%s","v":"%s"}' "$task" "$sum"
+`
+
+// workRegistry writes the work worker (and shRegistry's) into dir and
+// returns the registry's path and the side-effect log's.
+func workRegistry(t *testing.T, dir string) (registry, log string) {
+	t.Helper()
+	script, log := filepath.Join(dir, "work.sh"), filepath.Join(dir, "side-effects.log")
+	require.NoError(t, os.WriteFile(script, []byte(workScript), 0o600))
+	reg := shRegistry + fmt.Sprintf(`  work:
+    description: Logs its request and prints a checksum of its input
+    command: ["sh", %q, %q]
+    outputs: [task, v]
+`, script, log)
+	registry = filepath.Join(dir, "registry.yaml")
+	require.NoError(t, os.WriteFile(registry, []byte(reg), 0o600))
+	return registry, log
+}
+
+// sideEffects reads the side-effect log: one [task, key] per delivery.
+func sideEffects(t *testing.T, log string) [][2]string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out [][2]string
+	for line := range strings.Lines(string(data)) {
+		task, key, ok := strings.Cut(strings.TrimSpace(line), " ")
+		require.True(t, ok, "log line %q", line)
+		out = append(out, [2]string{task, key})
+	}
+	return out
+}
+
+const chainPlan = `{"mission": "Chain three steps", "tasks": [
+	{"id": "a", "agent": "work", "input": "start"},
+	{"id": "b", "agent": "work", "depends_on": ["a"], "input": "after {{results.a.v}}"},
+	{"id": "c", "agent": "work", "depends_on": ["b"], "input": "after {{results.b.v}}"}]}`
+
+func TestRunJournalsInTheWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(chainPlan), 0o600))
+	t.Setenv(envDB, "")
+	t.Chdir(dir)
+
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg)
+	require.Equal(t, exitOK, code, stderr)
+	id := regexp.MustCompile(`^run (\S+)\n`).FindStringSubmatch(stdout)
+	require.NotNil(t, id, "the run's id comes first: %s", stdout)
+	assert.FileExists(t, filepath.Join(dir, ".dagent", "dagent.db"))
+
+	code, stdout, stderr = dagent(t, "", "runs")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `(?m)^RUN\s+STARTED\s+STATUS\s+TASKS\s+PLAN$`, stdout)
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(id[1])+`\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+completed\s+3/3\s+Chain three steps$`, stdout)
+
+	code, stdout, stderr = dagent(t, "", "runs", "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var runs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &runs))
+	require.Len(t, runs, 1)
+	assert.Equal(t, id[1], runs[0]["id"])
+	assert.Equal(t, "completed", runs[0]["status"])
+	assert.Equal(t, 3.0, runs[0]["done"])
+	assert.Equal(t, 3.0, runs[0]["total"])
+	assert.Equal(t, "Chain three steps", runs[0]["mission"])
+	assert.Len(t, runs[0]["plan_hash"], 12)
+}
+
+func TestRunDatabaseFlags(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(chainPlan), 0o600))
+	env, flag, off := filepath.Join(dir, "env.db"), filepath.Join(dir, "sub", "flag.db"), filepath.Join(dir, "off.db")
+	t.Setenv(envDB, env)
+
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg)
+	require.Equal(t, exitOK, code, stderr)
+	inEnv := doc["run_id"].(string)
+	code, doc, stderr = runJSON(t, planPath, "--registry", reg, "--db", flag)
+	require.Equal(t, exitOK, code, stderr)
+	inFlag := doc["run_id"].(string)
+	code, _, stderr = runJSON(t, planPath, "--registry", reg, "--db", off, "--no-journal")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NoFileExists(t, off, "--no-journal writes no database")
+
+	ids := func(args ...string) []string {
+		code, stdout, stderr := dagent(t, "", append([]string{"runs", "--format", "json"}, args...)...)
+		require.Equal(t, exitOK, code, stderr)
+		var runs []struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &runs))
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{inEnv}, ids(), "$DAGENT_DB")
+	assert.Equal(t, []string{inFlag}, ids("--db", flag), "--db wins over $DAGENT_DB")
+
+	code, _, stderr = dagent(t, "", "runs", "--db", off)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "dagent: no journal at "+off)
+}
+
+func TestShow(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "a", "agent": "work", "input": "start"},
+		{"id": "flaky", "agent": "fail", "on_failure": "skip"},
+		{"id": "b", "agent": "work", "depends_on": ["a", "flaky"], "input": "after {{results.a.v}}"}]}`), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	id := doc["run_id"].(string)
+
+	code, stdout, stderr := dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	for _, want := range []string{
+		"run " + id + "  completed\n",
+		"registry  " + reg + "\n",
+		"TASK   STATUS   ATTEMPTS",
+		"flaky  skipped  1",
+		"exited with status 3: disk on fire",
+		"== a ==\n{\n  \"task\": \"a\",",
+		"EVENTS\n",
+		"  run started\n",
+		"  a: done in ",
+		"  flaky: skipped: ",
+		"  run completed\n",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+
+	// A prefix of the id names the run.
+	code, stdout, stderr = dagent(t, "", "show", id[:len(id)-3], "--db", db, "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var shown map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &shown))
+	assert.Equal(t, id, shown["run_id"])
+	assert.Equal(t, "completed", shown["status"])
+	assert.Equal(t, []any{"a", "flaky", "b"}, shown["order"])
+	tasks := shown["tasks"].(map[string]any)
+	a := tasks["a"].(map[string]any)
+	assert.Equal(t, "done", a["status"])
+	assert.Equal(t, 1.0, a["attempts"])
+	assert.Equal(t, "a", a["output"].(map[string]any)["task"])
+	assert.NotNil(t, a["committed"])
+	assert.Equal(t, "skipped", tasks["flaky"].(map[string]any)["status"])
+	assert.Contains(t, tasks["flaky"].(map[string]any)["error"], "disk on fire")
+	events := shown["events"].([]any)
+	assert.Equal(t, "run_started", events[0].(map[string]any)["kind"])
+	assert.Equal(t, "run_finished", events[len(events)-1].(map[string]any)["kind"])
+	assert.Equal(t, reg, shown["options"].(map[string]any)["registry"])
+
+	code, _, stderr = dagent(t, "", "show", "nope", "--db", db)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "dagent: no run nope in the journal")
+}
+
+func TestResumeAReview(t *testing.T) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "a", "agent": "work", "input": "start"},
+		{"id": "ok", "type": "human_review", "depends_on": ["a"], "input": "Is {{results.a.v}} right?"},
+		{"id": "c", "agent": "work", "depends_on": ["ok"], "input": "approved: {{results.ok}}"}]}`), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	id := regexp.MustCompile(`^run (\S+)\n`).FindStringSubmatch(stdout)[1]
+	assert.Contains(t, stdout, "dagent resume "+id+" --review ok=approve")
+
+	// A review that gets no decision waits again; nothing else runs.
+	code, doc, stderr := resumeJSON(t, id, "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	assert.Equal(t, "waiting", taskField(t, doc, "ok", "status"))
+
+	reviews := filepath.Join(dir, "reviews.json")
+	require.NoError(t, os.WriteFile(reviews, []byte(`{"ok": {"approved": true, "output": "yes"}}`), 0o600))
+	code, doc, stderr = resumeJSON(t, id, "--db", db, "--reviews", reviews)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, id, doc["run_id"], "the same run")
+	assert.Equal(t, 0.0, taskField(t, doc, "a", "attempts"), "a is done and not run again")
+	assert.Equal(t, "yes", taskField(t, doc, "ok", "output"))
+	assert.Equal(t, "done", taskField(t, doc, "c", "status"))
+	assert.Equal(t, [][2]string{{"a", id + "/a/1"}, {"c", id + "/c/1"}}, sideEffects(t, log), "every task ran once")
+
+	// A completed run is printed as it is; nothing runs.
+	code, stdout, stderr = dagent(t, "", "resume", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "run "+id+"\n"), stdout)
+	assert.Contains(t, stdout, "completed in ")
+	assert.Len(t, sideEffects(t, log), 2)
+
+	code, stdout, stderr = dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "run resumed")
+	assert.Regexp(t, `(?m)^ok\s+done\s+1`, stdout)
+}
+
+func TestResumeRejects(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "a", "agent": "work", "input": "start"},
+		{"id": "ok", "type": "human_review", "depends_on": ["a"], "input": "Right?"},
+		{"id": "c", "agent": "work", "depends_on": ["ok"]}]}`), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	id := doc["run_id"].(string)
+
+	for _, tt := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"--review", "ok"}, `--review "ok": want ID=approve or ID=reject`},
+		{[]string{"--review", "ok=maybe"}, `decision "maybe" is neither approve nor reject`},
+		{[]string{"--review", "a=approve"}, `review decision for "a", which is not a human_review task of run ` + id},
+		{[]string{"--format", "yaml"}, `unknown format "yaml"`},
+	} {
+		code, _, stderr := dagent(t, "", append([]string{"resume", id, "--db", db}, tt.args...)...)
+		assert.Equal(t, exitUsage, code, tt.args)
+		assert.Contains(t, stderr, tt.stderr)
+	}
+	code, _, stderr = dagent(t, "", "resume", "nope", "--db", db)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "no run nope in the journal")
+
+	code, doc, stderr = resumeJSON(t, id, "--db", db, "--review", "ok=reject")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, "failed", taskField(t, doc, "ok", "status"))
+	assert.Contains(t, taskField(t, doc, "ok", "error"), "rejected by the reviewer")
+}
+
+func resumeJSON(t *testing.T, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	code, stdout, stderr := dagent(t, "", append([]string{"resume", "--format", "json"}, args...)...)
+	var doc map[string]any
+	if stdout != "" {
+		require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	}
+	return code, doc, stderr
+}
+
+// TestResumeAfterACrash resumes a run as a crash leaves it in the journal:
+// a done, b in flight (started, never committed). a does not run again;
+// b runs again with the idempotency key of its first delivery.
+func TestResumeAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	db := filepath.Join(dir, "runs.db")
+	p, err := plan.Parse([]byte(chainPlan))
+	require.NoError(t, err)
+	canonical, err := p.Canonical()
+	require.NoError(t, err)
+	opts, err := json.Marshal(runOptions{Registry: reg, Concurrency: 4, Schedule: "eager", Timeout: "1m"})
+	require.NoError(t, err)
+
+	s, err := store.Open(db)
+	require.NoError(t, err)
+	const id = "crashed-run"
+	ctx := t.Context()
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: canonical, Mission: p.Mission, Options: opts}))
+	require.NoError(t, s.AppendEvents(ctx, id, []store.Event{{Kind: "run_started"}, {Kind: "task_started", TaskID: "a"}}))
+	require.NoError(t, s.CommitTask(ctx, id, store.Task{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`{"task": "a", "v": "1"}`)}))
+	require.NoError(t, s.AppendEvents(ctx, id, []store.Event{{Kind: "task_finished", TaskID: "a"}, {Kind: "task_started", TaskID: "b"}}))
+	require.NoError(t, os.WriteFile(log, []byte("b "+id+"/b/1\n"), 0o600)) // b's first delivery
+	require.NoError(t, s.Close())
+
+	code, stdout, stderr := dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+running, or in flight when the process died; a resume runs it again`, stdout)
+	assert.Regexp(t, `(?m)^c\s+pending`, stdout)
+
+	code, doc, stderr := resumeJSON(t, id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, map[string]any{"task": "a", "v": "1"}, taskField(t, doc, "a", "output"), "the journaled output")
+	assert.Equal(t, 0.0, taskField(t, doc, "a", "attempts"))
+	assert.Equal(t, "done", taskField(t, doc, "c", "status"))
+	assert.Equal(t, [][2]string{{"b", id + "/b/1"}, {"b", id + "/b/1"}, {"c", id + "/c/1"}}, sideEffects(t, log),
+		"a never runs again; b, in flight, runs again with the same key")
+
+	s, err = store.Open(db)
+	require.NoError(t, err)
+	defer s.Close()
+	rec, err := s.Load(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, "completed", rec.Status)
+	assert.Len(t, rec.Tasks, 3)
+}
+
+func TestReplay(t *testing.T) {
+	f := startLLM(t, script{kindAgent: {"A poem about the number."}})
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"agents": {"poet": {"prompt": "You write poems."}}, "tasks": [
+		{"id": "a", "agent": "echo"},
+		{"id": "poem", "agent": "poet", "depends_on": ["a"], "input": "Write about {{results.a.n}}"}]}`), 0o600))
+	reg := filepath.Join(dir, "registry.yaml")
+	require.NoError(t, os.WriteFile(reg, []byte(shRegistry), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	id := doc["run_id"].(string)
+	require.Len(t, f.got(kindAgent), 1)
+
+	// No server, no key, no model: the journal answers.
+	f.srv.Close()
+	noLLM(t)
+	code, stdout, stderr := dagent(t, "", "replay", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "replay of run "+id+": identical (completed, 1 LLM exchange replayed)\n", stdout)
+
+	code, stdout, stderr = dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "llm       1 exchange recorded")
+
+	// The worker now says 4: its output differs, and so does the request
+	// the poet sends, which was never recorded.
+	require.NoError(t, os.WriteFile(reg, []byte(strings.ReplaceAll(shRegistry, `\"n\": 3`, `\"n\": 4`)), 0o600))
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db)
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Contains(t, stdout, "replay of run "+id+" diverged (")
+	assert.Regexp(t, `  - a request that was not recorded \(key [0-9a-f]{12}\): last user message "## Task Write about`, stdout)
+	assert.Contains(t, stdout, `  - task a output {"n":4,"ok":true}; it was {"n":3,"ok":true}`)
+	assert.Contains(t, stdout, "  - task poem is failed; it was done")
+	assert.Contains(t, stdout, "  - the run failed; it was completed")
+
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--format", "json")
+	require.Equal(t, exitInvalid, code, stderr)
+	var replay map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &replay))
+	assert.Equal(t, false, replay["identical"])
+	assert.Equal(t, "failed", replay["status"])
+	assert.Equal(t, "completed", replay["recorded_status"])
+	assert.Len(t, replay["differences"], 4)
+}
+
+func TestResumeRefusesARunThatReplans(t *testing.T) {
+	startLLM(t, script{kindRepair: {route(repairPlan)}})
+	dir := t.TempDir()
+	reg := flakyRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--replan", "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	id := doc["run_id"].(string)
+
+	code, stdout, stderr := dagent(t, "", "show", id, "--db", db, "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var shown map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &shown))
+	assert.Equal(t, "completed", shown["status"])
+	assert.Equal(t, []any{"a", "b", "b_again"}, shown["order"], "the tasks of the repair plan come after the plan's")
+	assert.Equal(t, 1.0, shown["llm_exchanges"], "the planner's call")
+	starts := slices.IndexFunc(shown["events"].([]any), func(e any) bool { return e.(map[string]any)["kind"] == "run_finished" })
+	assert.Positive(t, starts)
+
+	code, _, stderr = dagent(t, "", "resume", id, "--db", db)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "resuming such a run is not supported yet")
+}
+
+// TestRunContinuesAJournaledRun: dagent run --initial-results of an
+// earlier result keeps its run id, and journals into that run.
+func TestRunContinuesAJournaledRun(t *testing.T) {
+	dir := t.TempDir()
+	reg, _ := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "a", "agent": "work", "input": "start"},
+		{"id": "ok", "type": "human_review", "depends_on": ["a"]}]}`), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, stdout, stderr := dagent(t, "", "run", "--format", "json", planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	first := filepath.Join(dir, "first.json")
+	require.NoError(t, os.WriteFile(first, []byte(stdout), 0o600))
+	reviews := filepath.Join(dir, "reviews.json")
+	require.NoError(t, os.WriteFile(reviews, []byte(`{"ok": "approve"}`), 0o600))
+
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db, "--initial-results", first, "--reviews", reviews)
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 2, strings.Count(stdout, "\n"), "one run: %s", stdout)
+	assert.Regexp(t, regexp.QuoteMeta(doc["run_id"].(string))+`\s+\S+ \S+\s+completed\s+2/2`, stdout)
+
+	// Another plan under a journaled id is refused before anything runs.
+	other := filepath.Join(dir, "other.json")
+	require.NoError(t, os.WriteFile(other, []byte(`{"tasks": [{"id": "z", "agent": "work"}]}`), 0o600))
+	code, stdout, stderr = dagent(t, "", "run", other, "--registry", reg, "--db", db, "--run-id", doc["run_id"].(string))
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "is in the journal "+db+" already, with another plan")
+}
+
+// TestRunThatRunsNothingIsNotJournaled: a plan the runner refuses, or a run
+// that needs an LLM and has none, leaves no run in the journal.
+func TestRunThatRunsNothingIsNotJournaled(t *testing.T) {
+	noLLM(t)
+	dir := writeFiles(t, map[string]string{
+		"bad.json":      `{"tasks": [{"id": "a", "agent": "echo", "verification": "(= 1"}]}`,
+		"llm.json":      `{"agents": {"w": {"prompt": "You write."}}, "tasks": [{"id": "a", "agent": "w"}]}`,
+		"registry.yaml": shRegistry,
+	})
+	db := filepath.Join(dir, "runs.db")
+	for _, name := range []string{"bad.json", "llm.json"} {
+		code, stdout, _ := dagent(t, "", "run", filepath.Join(dir, name), "--registry", filepath.Join(dir, "registry.yaml"), "--db", db)
+		assert.NotEqual(t, exitOK, code)
+		assert.Empty(t, stdout)
+	}
+	code, stdout, stderr := dagent(t, "", "runs", "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "no runs in "+db+"\n", stdout)
+}
+
+// TestReplayAMission replays a run that planned its mission first: the
+// planner's exchange and the agent's both come from the journal.
+func TestReplayAMission(t *testing.T) {
+	f := startLLM(t, script{kindPlan: {route(helloPlan)}, kindAgent: {"Hello!"}})
+	db := filepath.Join(t.TempDir(), "runs.db")
+	code, doc, stderr := runJSON(t, "--mission", "Greet the user", "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	id := doc["run_id"].(string)
+	require.Len(t, f.got(kindPlan), 1)
+
+	f.srv.Close()
+	noLLM(t)
+	code, stdout, stderr := dagent(t, "", "replay", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "replay of run "+id+": identical (completed, 2 LLM exchanges replayed)\n", stdout)
+
+	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+\s+completed\s+1/\?\s+Greet the user`, stdout, "the plan was made in the run")
+}
