@@ -9,29 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/plantest"
+
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"golang.org/x/sync/errgroup"
 )
-
-// layered is a DAG of layers × width tasks; each task past the first layer
-// depends on two tasks of the layer before.
-func layered(layers, width int) *plan.Plan {
-	p := &plan.Plan{Tasks: make([]plan.Task, 0, layers*width)}
-	id := func(l, k int) string { return "t" + strconv.Itoa(l) + "_" + strconv.Itoa(k) }
-	for l := range layers {
-		for k := range width {
-			t := plan.NewTask(id(l, k), "work")
-			t.Agent = "noop"
-			if l > 0 {
-				t.DependsOn = []string{id(l-1, k), id(l-1, (k+1)%width)}
-			}
-			p.Tasks = append(p.Tasks, t)
-		}
-	}
-	return p
-}
 
 var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
 	return agent.Result{Output: "ok"}, nil
@@ -44,7 +28,7 @@ func BenchmarkSchedule(b *testing.B) {
 	for _, s := range []runner.Schedule{runner.Phased, runner.Eager} {
 		for _, n := range []int{100, 1_000, 10_000} {
 			b.Run(fmt.Sprintf("%s/%d", s, n), func(b *testing.B) {
-				p := layered(10, n/10)
+				p := plantest.Layered(10, n/10, "noop")
 				rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(s))
 				b.ReportAllocs()
 				for b.Loop() {

@@ -8,30 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/plantest"
+
 	"github.com/dagent-dev/dagent/agent"
-	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 )
-
-// layered is a DAG of layers × width no-op tasks; each task past the first
-// layer depends on two tasks of the layer before (as in runner's
-// BenchmarkSchedule).
-func layered(layers, width int) *plan.Plan {
-	p := &plan.Plan{Tasks: make([]plan.Task, 0, layers*width)}
-	id := func(l, k int) string { return "t" + strconv.Itoa(l) + "_" + strconv.Itoa(k) }
-	for l := range layers {
-		for k := range width {
-			t := plan.NewTask(id(l, k), "work")
-			t.Agent = "noop"
-			if l > 0 {
-				t.DependsOn = []string{id(l-1, k), id(l-1, (k+1)%width)}
-			}
-			p.Tasks = append(p.Tasks, t)
-		}
-	}
-	return p
-}
 
 var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
 	return agent.Result{Output: "ok"}, nil
@@ -53,7 +35,7 @@ func BenchmarkJournal(b *testing.B) {
 }
 
 func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Option) {
-	p := layered(10, n/10)
+	p := plantest.Layered(10, n/10, "noop")
 	canon, err := p.Canonical()
 	if err != nil {
 		b.Fatal(err)
