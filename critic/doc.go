@@ -3,7 +3,7 @@
 //
 // Review runs static checks — the structural problems plan validation
 // finds, predicates that do not compile or can never pass, workers and
-// tools the registry does not have, and design smells the seed names: wide
+// tools the registry does not have, and design smells: wide
 // phases without a synthesis gate, parallel explosions, optimism about
 // flaky operations, orphan tasks, dependencies the input never uses,
 // retries without a budget, gates without inputs — and returns a Report:

@@ -9,8 +9,8 @@ import (
 	"github.com/dagent-dev/dagent/runner"
 )
 
-// Class is the kind of a task failure, as the seed's failure taxonomy
-// names it.
+// Class is the kind of a task failure, as the replan prompt and the
+// result's history name it.
 type Class string
 
 // Failure classes.

@@ -7,7 +7,7 @@
 // finished in the same phase as the failure included): completed tasks are
 // never run again.
 //
-// Replanning stops at the limits and halt conditions of seed 004: a total
+// Replanning stops at its limits and halt conditions: a total
 // and a per-task number of replans, the same task failing the same way
 // twice, too many failed executions in a row without progress, and budgets
 // of tokens, LLM calls and wall time. Every failure is classified

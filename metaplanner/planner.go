@@ -499,7 +499,8 @@ func firstObject(s string) ([]byte, bool) {
 	return nil, false
 }
 
-// parseRoute reads a route, with the names of the seed's routes.
+// parseRoute reads a route: its own name, or a synonym a model may write
+// instead.
 func parseRoute(s string) (Route, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "plan", "executor", "execute":

@@ -12,8 +12,8 @@
 // its inputs slots are wired from upstream outputs. After every successful
 // attempt the task's verification predicate judges the output.
 //
-// Failures follow the task's policies, exactly as the on_failure × critical
-// table of the seed says:
+// Failures follow the task's on_failure policy and whether the task is
+// critical:
 //
 //	on_failure   critical: true                   critical: false
 //	stop         halt the run                     log and continue (skipped)
