@@ -36,6 +36,12 @@ func (d Diagnostic) String() string { return fmt.Sprintf("%s: %s: %s", d.Pos, d.
 // only diagnosis strings always fails.
 func Check(src string) []Diagnostic {
 	p, err := Compile(src)
+	return diagnose(p, err)
+}
+
+// diagnose is Check's verdict on a compilation: its error, or what the
+// compiled predicate can return.
+func diagnose(p *Predicate, err error) []Diagnostic {
 	if err != nil {
 		var ce *CompileError
 		if errors.As(err, &ce) {
@@ -46,7 +52,7 @@ func Check(src string) []Diagnostic {
 	start := Pos{Line: 1, Column: 1}
 	if len(p.spans) > 0 {
 		top := p.spans[len(p.spans)-1].form
-		start = position(src, top.pos)
+		start = position(p.src, top.pos)
 		if top.kind == kBool && !top.b {
 			return []Diagnostic{{Severity: SeverityWarning, Pos: start, Message: "never passes: the predicate is the constant false"}}
 		}
