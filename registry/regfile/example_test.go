@@ -1,0 +1,38 @@
+package regfile_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/registry/regfile"
+)
+
+// The CLI reads its registry from a YAML or JSON file; each worker runs as
+// a Command.
+func ExampleParse() {
+	r, err := regfile.Parse([]byte(`
+workers:
+  go-vet:
+    description: Runs go vet on the packages in params.packages
+    command: ["go", "vet", "./..."]
+    outputs: [findings]
+    timeout: 2m
+    env: {GOFLAGS: "-mod=mod"}
+`), "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, _ := r.Lookup("go-vet")
+	cmd := w.Agent.(*agent.Command)
+	fmt.Println(w.Description)
+	fmt.Println(w.Outputs, w.Timeout, cmd.Argv, cmd.Env)
+
+	_, err = regfile.Parse([]byte("workers:\n  go-vet:\n    comand: [go, vet]\n"), "")
+	fmt.Println(errors.Is(err, regfile.ErrInvalidRegistry), err)
+	// Output:
+	// Runs go vet on the packages in params.packages
+	// [findings] 2m0s [go vet ./...] [GOFLAGS=-mod=mod]
+	// true line 3: worker "go-vet": unknown key "comand"; did you mean "command"?
+}
