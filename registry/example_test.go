@@ -64,9 +64,8 @@ func ExampleRegistry_Register() {
 	//    ^
 }
 
-// The tools of a registry are what LLM agents may call. An agent checks the
-// arguments a model wrote with CheckToolArgs before it runs the tool; a
-// catalog asks HasTool and WorkerOutputs.
+// An LLM agent checks the arguments a model wrote with CheckToolArgs
+// before it runs the tool, so that the tool only sees valid arguments.
 func ExampleRegistry_CheckToolArgs() {
 	r := registry.New()
 	err := r.RegisterTool("search", registry.Tool{
@@ -78,16 +77,41 @@ func ExampleRegistry_CheckToolArgs() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(r.HasTool("search"), r.HasTool("fetch"))
 	fmt.Println(r.CheckToolArgs("search", json.RawMessage(`{"query": "dag"}`)))
 	fmt.Println(r.CheckToolArgs("search", json.RawMessage(`{"q": "dag"}`)))
-	fmt.Println(r.CheckToolArgs("fetch", json.RawMessage(`{}`)))
-	slots, ok := r.WorkerOutputs("word-count")
-	fmt.Println(slots, ok)
+	err = r.CheckToolArgs("fetch", json.RawMessage(`{}`))
+	fmt.Println(errors.Is(err, registry.ErrUnknownTool), err)
 	// Output:
-	// true false
 	// <nil>
 	// the arguments do not satisfy the tool's parameters schema: at '': missing property 'query'
-	// unknown tool "fetch"
-	// [] false
+	// true unknown tool "fetch"
+}
+
+// HasTool tells plan validation which tools an agent may name.
+func ExampleRegistry_HasTool() {
+	r := registry.New()
+	search := func(ctx context.Context, args json.RawMessage) (string, error) { return "", nil }
+	if err := r.RegisterTool("search", registry.Tool{Run: search}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.HasTool("search"), r.HasTool("fetch"))
+	// Output: true false
+}
+
+// WorkerOutputs tells plan validation, in one look-up, whether a task's
+// agent is a worker and which slots its output has.
+func ExampleRegistry_WorkerOutputs() {
+	r := registry.New()
+	noop := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) { return agent.Result{}, nil })
+	_ = r.Register("scraper", registry.Worker{Agent: noop, Outputs: []string{"items", "count"}})
+	_ = r.Register("notify", registry.Worker{Agent: noop})
+	for _, name := range []string{"scraper", "notify", "writer"} {
+		slots, ok := r.WorkerOutputs(name)
+		fmt.Println(name, slots, ok)
+	}
+	// Output:
+	// scraper [items count] true
+	// notify [] true
+	// writer [] false
 }

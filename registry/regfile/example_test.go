@@ -36,3 +36,19 @@ workers:
 	// [findings] 2m0s [go vet ./...] [GOFLAGS=-mod=mod]
 	// true line 3: worker "go-vet": unknown key "comand"; did you mean "command"?
 }
+
+// Load reads a registry file; relative programs and directories are taken
+// from the file's directory.
+func ExampleLoad() {
+	r, err := regfile.Load("testdata/registry.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Names(), r.ToolNames())
+	_, err = regfile.Load("testdata/missing.yaml")
+	fmt.Println(errors.Is(err, regfile.ErrInvalidRegistry))
+	// Output:
+	// [check go-vet] [now search]
+	// true
+}

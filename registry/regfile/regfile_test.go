@@ -282,7 +282,7 @@ func TestLoadRegistryRunsFromAnyDirectory(t *testing.T) {
 // error it returns is an invalid registry, and that every worker it accepts
 // runs a command, and every tool it accepts has a valid parameters schema.
 // The seed corpus is testdata/fuzz/FuzzParseRegistry.
-func FuzzParse(f *testing.F) {
+func FuzzParseRegistry(f *testing.F) {
 	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
 		data, err := os.ReadFile(file)
 		require.NoError(f, err)
