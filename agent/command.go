@@ -121,8 +121,9 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 
 // CallTool runs the program as a tool: the arguments object on standard
 // input, and what it writes on standard output as the text the model reads.
-// It has the signature of a ToolFunc, so that Tool{Run: c.CallTool} makes a
-// tool of a command; the tools of a registry file are made so. Empty args
+// It has the signature of a [github.com/dagent-dev/dagent/registry.ToolFunc],
+// so that registry.Tool{Run: c.CallTool} makes a tool of a command; the
+// tools of a registry file are made so. Empty args
 // are sent as {}. A non-zero exit is an *ExitError, and ctx, MaxOutput and
 // process groups are honoured as by Run.
 func (c *Command) CallTool(ctx context.Context, args json.RawMessage) (string, error) {

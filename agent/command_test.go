@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,68 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/testproc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The Command tests run the test binary itself as the worker: with
-// AGENT_TEST_HELPER set, TestMain runs the helper of that name instead of
-// the tests, so that the tests need no shell or other tools.
-const helperEnv = "AGENT_TEST_HELPER"
-
-// helpers are the programs the test binary can be. Platform-specific test
-// files add their own.
-var helpers = map[string]func(){
-	// echo writes standard input to standard output.
-	"echo": func() { _, _ = io.Copy(os.Stdout, os.Stdin) },
-	// json writes a JSON object without reading standard input.
-	"json": func() {
-		fmt.Println(`  {"n": 42, "big": 12345678901234567890, "f": 1.5, "s": "x", "l": [1, true, null]}  `)
-	},
-	"text":     func() { fmt.Print("  hello\nworld \n\n") },
-	"trailing": func() { fmt.Print(`{"a": 1} {"b": 2}`) },
-	"empty":    func() {},
-	// fail writes to standard error and exits with status 3.
-	"fail": func() {
-		fmt.Fprintln(os.Stderr, "first line")
-		fmt.Fprintln(os.Stderr, "boom")
-		os.Exit(3)
-	},
-	// bigstderr writes 8 MiB of standard error, then a marker.
-	"bigstderr": func() {
-		line := strings.Repeat("x", 1023) + "\n"
-		for range 8 << 10 {
-			fmt.Fprint(os.Stderr, line)
-		}
-		fmt.Fprint(os.Stderr, "the end\n")
-		os.Exit(1)
-	},
-	// sleep sleeps until killed.
-	"sleep": func() { time.Sleep(time.Minute) },
-	// bigout writes AGENT_TEST_SIZE bytes of standard output.
-	"bigout": func() {
-		n, _ := strconv.Atoi(os.Getenv("AGENT_TEST_SIZE"))
-		_, _ = os.Stdout.Write([]byte(strings.Repeat("a", n)))
-	},
-	// env reports a variable and the working directory.
-	"env": func() {
-		wd, _ := os.Getwd()
-		_ = json.NewEncoder(os.Stdout).Encode(map[string]string{"value": os.Getenv("AGENT_TEST_VALUE"), "dir": wd})
-	},
-}
-
-func TestMain(m *testing.M) {
-	if name := os.Getenv(helperEnv); name != "" {
-		h, ok := helpers[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no helper %q\n", name)
-			os.Exit(2)
-		}
-		h()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// The Command tests run the test binary itself as the worker (package
+// testproc).
+func TestMain(m *testing.M) { testproc.Main(m) }
 
 // helper returns a Command running the test binary as the named helper.
 func helper(t *testing.T, name string, env ...string) *Command {
@@ -83,7 +28,7 @@ func helper(t *testing.T, name string, env ...string) *Command {
 	require.NoError(t, err)
 	// Under the race detector a program sleeps a second as it exits unless
 	// told otherwise.
-	return &Command{Argv: []string{exe, "-test.run=^$"}, Env: append([]string{helperEnv + "=" + name, "GORACE=atexit_sleep_ms=0"}, env...)}
+	return &Command{Argv: []string{exe, "-test.run=^$"}, Env: append([]string{testproc.Env + "=" + name, "GORACE=atexit_sleep_ms=0"}, env...)}
 }
 
 func TestCommandOutput(t *testing.T) {
@@ -333,4 +278,56 @@ func TestExitErrorMessage(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.err.Error())
 	}
+}
+
+func TestCommandCallTool(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, helper, args, want, wantErr string
+	}{
+		{name: "arguments on stdin", helper: "echo", args: `{"query": "dags <&>"}`, want: `{"query": "dags <&>"}`},
+		{name: "empty arguments", helper: "echo", args: "", want: "{}"},
+		{name: "text kept as written", helper: "text", args: "{}", want: "  hello\nworld \n\n"},
+		{name: "non-zero exit", helper: "fail", args: "{}", wantErr: "exited with status 3: first line\nboom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := helper(t, tt.helper).CallTool(context.Background(), json.RawMessage(tt.args))
+			if tt.wantErr != "" {
+				var ee *ExitError
+				require.ErrorAs(t, err, &ee)
+				assert.Equal(t, 3, ee.Code)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestCommandCallToolLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("output too large", func(t *testing.T) {
+		t.Parallel()
+		c := helper(t, "bigout", "AGENT_TEST_SIZE=4096")
+		c.MaxOutput = 1024
+		_, err := c.CallTool(context.Background(), nil)
+		require.ErrorIs(t, err, ErrOutputTooLarge)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := helper(t, "sleep").CallTool(ctx, nil)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Less(t, time.Since(start), 10*time.Second)
+	})
+	t.Run("no program", func(t *testing.T) {
+		t.Parallel()
+		_, err := (&Command{}).CallTool(context.Background(), nil)
+		assert.EqualError(t, err, "command has no program: set Argv to the program and its arguments")
+	})
 }

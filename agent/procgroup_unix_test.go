@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/testproc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,13 +23,13 @@ import (
 func init() {
 	// grandchild starts a sleeping child that shares standard output,
 	// records its pid in AGENT_TEST_PIDFILE and sleeps.
-	helpers["grandchild"] = func() { spawnGrandchild(false); time.Sleep(time.Minute) }
+	testproc.Helpers["grandchild"] = func() { spawnGrandchild(false); time.Sleep(time.Minute) }
 	// escape does the same, but the child leaves the process group.
-	helpers["escape"] = func() { spawnGrandchild(true); time.Sleep(time.Minute) }
+	testproc.Helpers["escape"] = func() { spawnGrandchild(true); time.Sleep(time.Minute) }
 	// leak starts a child that escapes the group, then succeeds at once.
-	helpers["leak"] = func() { spawnGrandchild(true); fmt.Println(`{"ok": true}`) }
+	testproc.Helpers["leak"] = func() { spawnGrandchild(true); fmt.Println(`{"ok": true}`) }
 	// killself dies of SIGKILL.
-	helpers["killself"] = func() {
+	testproc.Helpers["killself"] = func() {
 		fmt.Fprintln(os.Stderr, "about to die")
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Minute)
@@ -41,7 +42,7 @@ func spawnGrandchild(newGroup bool) {
 		panic(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=sleep")
+	cmd.Env = append(os.Environ(), testproc.Env+"=sleep")
 	cmd.Stdout = os.Stdout
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: newGroup}

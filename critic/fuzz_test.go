@@ -12,6 +12,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,9 +28,9 @@ func FuzzReviewSource(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(data)
 	}
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
-	require.NoError(f, reg.Register("scraper", agent.Worker{Outputs: []string{"items"}, Agent: noop}))
+	require.NoError(f, reg.Register("scraper", registry.Worker{Outputs: []string{"items"}, Agent: noop}))
 	withHost := []Option{WithRegistry(reg), WithTools("search")}
 
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/internal/golden"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,13 +67,13 @@ var planCodes = []plan.Code{
 	plan.CodeAgentIsWorker,
 }
 
-// registry is the host's registry of the tests: a scraper that declares
+// hostRegistry is the host's registry of the tests: a scraper that declares
 // its output slots.
-func registry(t testing.TB) *agent.Registry {
+func hostRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
-	require.NoError(t, reg.Register("scraper", agent.Worker{Description: "Scrapes a web page", Outputs: []string{"items", "count"}, Agent: noop}))
+	require.NoError(t, reg.Register("scraper", registry.Worker{Description: "Scrapes a web page", Outputs: []string{"items", "count"}, Agent: noop}))
 	return reg
 }
 
@@ -82,7 +83,7 @@ func options(t testing.TB, check string) []critic.Option {
 	case critic.CheckUnknownTool:
 		return []critic.Option{critic.WithTools("arxiv", "search")}
 	case critic.CheckUnknownWorker, string(plan.CodeUndeclaredSlot), string(plan.CodeAgentIsWorker):
-		return []critic.Option{critic.WithRegistry(registry(t))}
+		return []critic.Option{critic.WithRegistry(hostRegistry(t))}
 	case string(plan.CodePlanTooLarge):
 		return []critic.Option{critic.WithLimits(plan.Limits{MaxPlanBytes: 64})}
 	case string(plan.CodeTooManyTasks):
@@ -491,13 +492,13 @@ func TestUnknownWorkerReplacesUnknownAgent(t *testing.T) {
 	p.Tasks[0].Agent = "scrapper"
 	without := critic.Review(p)
 	assert.Equal(t, []string{string(plan.CodeUnknownAgent)}, checksOf(without))
-	with := critic.Review(p, critic.WithRegistry(registry(t)))
+	with := critic.Review(p, critic.WithRegistry(hostRegistry(t)))
 	require.Equal(t, []string{critic.CheckUnknownWorker}, checksOf(with))
 	assert.Equal(t, critic.Critical, with.Issues[0].Severity)
 	assert.Contains(t, with.Recommendations[0], "worker of the registry")
 
 	p.Tasks[0].Agent = "scraper"
-	assert.Empty(t, critic.Review(p, critic.WithRegistry(registry(t))).Issues)
+	assert.Empty(t, critic.Review(p, critic.WithRegistry(hostRegistry(t))).Issues)
 }
 
 func TestUnknownTool(t *testing.T) {

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 )
 
 // Option configures a review.
 type Option func(*config)
 
 type config struct {
-	registry *agent.Registry
+	registry *registry.Registry
 	workers  []string        // more workers, beside the registry's
 	tools    map[string]bool // nil: tools are not checked
 	limits   plan.Limits
@@ -22,7 +22,7 @@ type config struct {
 // WithRegistry checks the plan against the host's workers: tasks must name
 // workers it has (unknown_worker), and inputs must read the slots they
 // declare.
-func WithRegistry(r *agent.Registry) Option {
+func WithRegistry(r *registry.Registry) Option {
 	return func(c *config) { c.registry = r }
 }
 

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
@@ -28,7 +28,7 @@ import (
 // checkPlanning checks one Plan or Replan: the requests it sent (xs, in
 // order), and its outcome. It returns whether the outcome is a plan that may
 // run. maxAttempts is 1 plus the corrections allowed.
-func checkPlanning(t *testing.T, reg *agent.Registry, op string, xs []exchange, res *metaplanner.Result, err error, maxAttempts int) bool {
+func checkPlanning(t *testing.T, reg *registry.Registry, op string, xs []exchange, res *metaplanner.Result, err error, maxAttempts int) bool {
 	t.Helper()
 	require.NotNil(t, res, "%s: the Result is never nil", op)
 	for i, x := range xs {

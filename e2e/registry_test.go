@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/registry"
 )
 
 // The host side of the suite: a trusted registry with Go function tools,
@@ -107,8 +108,8 @@ var errInjected = errors.New("count_words: service unavailable (injected failure
 
 // newRegistry returns the suite's registry and the record of its workers'
 // calls.
-func newRegistry(opts registryOptions) (*agent.Registry, *calls, error) {
-	reg := agent.NewRegistry()
+func newRegistry(opts registryOptions) (*registry.Registry, *calls, error) {
+	reg := registry.New()
 	c := &calls{}
 	exe, err := os.Executable()
 	if err != nil {
@@ -125,7 +126,7 @@ func newRegistry(opts registryOptions) (*agent.Registry, *calls, error) {
 		}
 		return agent.Result{Output: map[string]any{"words": len(strings.Fields(textOf(req)))}}, nil
 	})
-	workers := map[string]agent.Worker{
+	workers := map[string]registry.Worker{
 		"read_file": {
 			Description: "Reads the file named in the input, e.g. notes/alpha.txt.",
 			Outputs:     []string{"path", "text"},
@@ -154,7 +155,7 @@ func newRegistry(opts registryOptions) (*agent.Registry, *calls, error) {
 	if opts.only != nil {
 		return reg, c, nil
 	}
-	tools := map[string]agent.Tool{
+	tools := map[string]registry.Tool{
 		"calculate": {
 			Description: "Evaluates arithmetic: + - * / and parentheses.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`),

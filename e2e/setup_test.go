@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/llm/openai"
+	"github.com/dagent-dev/dagent/llmagent"
 	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 )
 
@@ -82,7 +84,7 @@ func readSettings() settings {
 		record: strings.TrimSpace(os.Getenv(EnvRecord)),
 		replay: strings.TrimSpace(os.Getenv(EnvReplay)),
 	}
-	cfg := llm.ConfigFromEnv()
+	cfg := openai.ConfigFromEnv()
 	s.configured = cfg.APIKey != "" || cfg.BaseURL != "" || s.replay != ""
 	if s.record != "" && s.replay != "" {
 		s.err = fmt.Errorf("set %s or %s, not both", EnvRecord, EnvReplay)
@@ -166,7 +168,7 @@ func newEnv(t *testing.T) *env {
 		t.Skipf("e2e: no LLM configured. Set %s (api.openai.com) or %s (any OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1), "+
 			"with the model in %s or %s (default %s); or %s=DIR to replay a recording. "+
 			"`make e2e` starts the bundled toy server (e2e/localllm) when none is set.",
-			llm.EnvAPIKey, llm.EnvBaseURL, EnvModel, llm.EnvModel, DefaultModel, EnvReplay)
+			openai.EnvAPIKey, openai.EnvBaseURL, EnvModel, openai.EnvModel, DefaultModel, EnvReplay)
 	}
 	if suite.err != nil {
 		t.Fatalf("e2e: %v", suite.err)
@@ -181,9 +183,9 @@ func newEnv(t *testing.T) *env {
 		}
 		base = r
 	default:
-		cfg := llm.ConfigFromEnv()
+		cfg := openai.ConfigFromEnv()
 		cfg.Model = suite.Model
-		c, err := llm.NewOpenAI(cfg)
+		c, err := openai.New(cfg)
 		if err != nil {
 			t.Fatalf("e2e: %v", err)
 		}
@@ -218,7 +220,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // planner returns the meta-planner of the suite's settings.
-func (e *env) planner(reg *agent.Registry) *metaplanner.Planner {
+func (e *env) planner(reg *registry.Registry) *metaplanner.Planner {
 	opts := []metaplanner.Option{metaplanner.WithRegistry(reg)}
 	if suite.SmallContext {
 		opts = append(opts, metaplanner.WithBrief(), metaplanner.WithMaxCorrections(0))
@@ -235,17 +237,17 @@ func maxCorrections() int {
 }
 
 // criticOptions review plans as the planner and the executor do.
-func criticOptions(reg *agent.Registry) []critic.Option {
+func criticOptions(reg *registry.Registry) []critic.Option {
 	return []critic.Option{critic.WithRegistry(reg), critic.WithTools(reg.ToolNames()...)}
 }
 
 // executorOptions run plans on reg's workers and on LLM agents of e's
 // client, with e's budget, observed by obs.
-func (e *env) executorOptions(reg *agent.Registry, obs *events, replanner executor.Replanner) []executor.Option {
+func (e *env) executorOptions(reg *registry.Registry, obs *events, replanner executor.Replanner) []executor.Option {
 	opts := []executor.Option{
 		executor.WithRunner(
 			runner.WithRegistry(reg),
-			runner.WithPlanAgents(agent.LLMAgents(e.client, reg, "")),
+			runner.WithPlanAgents(llmagent.Agents(e.client, reg, "")),
 			runner.WithObserver(obs),
 			runner.WithTaskTimeout(4*time.Minute),
 		),

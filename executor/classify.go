@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/llmagent"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 )
 
@@ -39,11 +40,11 @@ func Classify(err error) Class {
 		return ClassTimeout
 	case errors.Is(err, runner.ErrVerification), errors.Is(err, runner.ErrGateOutput):
 		return ClassVerification
-	case errors.Is(err, runner.ErrMissingValue), errors.Is(err, runner.ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):
+	case errors.Is(err, runner.ErrMissingValue), errors.Is(err, runner.ErrOutputSchema), errors.Is(err, llmagent.ErrInvalidOutput):
 		return ClassInvalidOutput
-	case errors.Is(err, agent.ErrPrecondition):
+	case errors.Is(err, registry.ErrPrecondition):
 		return ClassPrecondition
-	case errors.Is(err, agent.ErrToolRefused):
+	case errors.Is(err, llmagent.ErrToolRefused):
 		return ClassToolRefused
 	case errors.Is(err, runner.ErrRejected):
 		return ClassRejected

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dagent-dev/dagent/llmagent"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,12 +31,12 @@ func TestClassify(t *testing.T) {
 		{"timed out attempt", fmt.Errorf("timed out after 30s: %w", context.DeadlineExceeded), executor.ClassTimeout},
 		{"budget", fmt.Errorf("%w: 10 calls made of a budget of 10", llm.ErrBudgetExceeded), executor.ClassBudget},
 		{"budget beats deadline", errors.Join(context.DeadlineExceeded, llm.ErrBudgetExceeded), executor.ClassBudget},
-		{"invalid output", fmt.Errorf("%w: the answer is empty", agent.ErrInvalidOutput), executor.ClassInvalidOutput},
+		{"invalid output", fmt.Errorf("%w: the answer is empty", llmagent.ErrInvalidOutput), executor.ClassInvalidOutput},
 		{"output schema", fmt.Errorf("%w: missing property", runner.ErrOutputSchema), executor.ClassInvalidOutput},
 		{"missing upstream value", fmt.Errorf("%w: results.a.items", runner.ErrMissingValue), executor.ClassInvalidOutput},
-		{"precondition", fmt.Errorf("%w: the repo is not cloned", agent.ErrPrecondition), executor.ClassPrecondition},
-		{"precondition error", &agent.PreconditionError{Worker: "git", Diagnosis: "no repo"}, executor.ClassPrecondition},
-		{"tool refused", fmt.Errorf("%w: 3 calls of rm", agent.ErrToolRefused), executor.ClassToolRefused},
+		{"precondition", fmt.Errorf("%w: the repo is not cloned", registry.ErrPrecondition), executor.ClassPrecondition},
+		{"precondition error", &registry.PreconditionError{Worker: "git", Diagnosis: "no repo"}, executor.ClassPrecondition},
+		{"tool refused", fmt.Errorf("%w: 3 calls of rm", llmagent.ErrToolRefused), executor.ClassToolRefused},
 		{"rejected", fmt.Errorf("%w: too vague", runner.ErrRejected), executor.ClassRejected},
 		{"panic", &runner.PanicError{Value: "nil map", Stack: []byte("goroutine 1")}, executor.ClassPanic},
 		{"panic wrapped", fmt.Errorf("task x: %w", &runner.PanicError{Value: 1}), executor.ClassPanic},
@@ -99,13 +101,13 @@ func TestExecuteClassOfFailure(t *testing.T) {
 		{
 			name:  "invalid output",
 			task:  `{"id": "x", "input": "X", "on_failure": "replan"}`,
-			agent: fail(fmt.Errorf("%w: the answer is empty", agent.ErrInvalidOutput)),
+			agent: fail(fmt.Errorf("%w: the answer is empty", llmagent.ErrInvalidOutput)),
 			want:  executor.ClassInvalidOutput,
 		},
 		{
 			name:  "tool refused",
 			task:  `{"id": "x", "input": "X", "on_failure": "stop"}`,
-			agent: fail(fmt.Errorf("%w: rm", agent.ErrToolRefused)),
+			agent: fail(fmt.Errorf("%w: rm", llmagent.ErrToolRefused)),
 			want:  executor.ClassToolRefused,
 		},
 		{

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -513,8 +514,8 @@ func TestExecuteCriticOptions(t *testing.T) {
 // too.
 func TestExecuteRegistryWorker(t *testing.T) {
 	w := newWorkers()
-	reg := agent.NewRegistry()
-	require.NoError(t, reg.Register("git", agent.Worker{
+	reg := registry.New()
+	require.NoError(t, reg.Register("git", registry.Worker{
 		Description:   "clones repositories",
 		Preconditions: []string{`(if (starts-with? data/input "https://") true "the input is not a URL")`},
 		Agent:         agent.Func(w.run),

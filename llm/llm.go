@@ -1,8 +1,8 @@
-// Package llm is how dagent talks to language models: a small Client
-// interface the rest of dagent uses, its implementation for any
-// OpenAI-compatible server, token usage accounting and budgets, and the
-// recording and replaying of exchanges that make runs testable and
-// reproducible without a model.
+// Package llm is how dagent talks to language models: a small [Client]
+// interface the rest of dagent uses, token usage accounting and budgets,
+// and the recording and replaying of exchanges that make runs testable and
+// reproducible without a model. It links no HTTP stack; the client for
+// OpenAI-compatible servers is in package [github.com/dagent-dev/dagent/llm/openai].
 package llm
 
 import (

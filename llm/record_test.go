@@ -165,7 +165,9 @@ func TestRecordErrors(t *testing.T) {
 			},
 		},
 		{name: "a 503 is not recorded", err: &APIError{Status: 503, Message: "down"}},
-		{name: "a timeout is not recorded", err: fmt.Errorf("x: %w", ErrTimeout)},
+		// A client's timeout, such as the openai package's, matches
+		// context.DeadlineExceeded.
+		{name: "a timeout is not recorded", err: fmt.Errorf("%w: no complete answer within 1s: %w", errors.New("llm: timeout"), context.DeadlineExceeded)},
 		{name: "a cancellation is not recorded", err: context.Canceled},
 		{name: "a budget refusal is not recorded", err: fmt.Errorf("%w: 1 of 1", ErrBudgetExceeded)},
 		{name: "other errors are not recorded", err: errors.New("boom")},
@@ -353,4 +355,8 @@ func readLines(t *testing.T, path string) []string {
 	}
 	require.NoError(t, sc.Err())
 	return lines
+}
+
+func userRequest(content string) Request {
+	return Request{Messages: []Message{{Role: RoleSystem, Content: "Be brief."}, {Role: RoleUser, Content: content}}}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/require"
 )
 
@@ -91,17 +92,17 @@ const (
 )
 
 // registry is a host registry with a worker and a tool.
-func registry(t testing.TB) *agent.Registry {
+func hostRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
-	require.NoError(t, reg.Register("scraper", agent.Worker{
+	require.NoError(t, reg.Register("scraper", registry.Worker{
 		Description:   "Scrapes a web page and returns its items.",
 		Outputs:       []string{"items", "count"},
 		Preconditions: []string{`(string? data/input)`},
 		Agent:         noop,
 	}))
-	require.NoError(t, reg.RegisterTool("web_search", agent.Tool{
+	require.NoError(t, reg.RegisterTool("web_search", registry.Tool{
 		Description: "Searches the web; returns titles and URLs.",
 		Parameters:  json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string"}}}`),
 		Run:         func(context.Context, json.RawMessage) (string, error) { return "", nil },

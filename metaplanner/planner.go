@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 )
 
 // Defaults of the options.
@@ -128,7 +128,7 @@ type Option func(*Planner)
 // WithRegistry lists the host's workers and tools in the prompts and
 // reviews plans against them: tasks may name only its workers, wire only
 // the output slots they declare, and agents may use only its tools.
-func WithRegistry(r *agent.Registry) Option { return func(p *Planner) { p.registry = r } }
+func WithRegistry(r *registry.Registry) Option { return func(p *Planner) { p.registry = r } }
 
 // WithModel names the model to ask; the default is the client's.
 func WithModel(model string) Option { return func(p *Planner) { p.model = model } }
@@ -170,7 +170,7 @@ func WithBrief() Option { return func(p *Planner) { p.brief = true } }
 // Planner asks an LLM for plans and repair plans. Create it with New.
 type Planner struct {
 	client         llm.Client
-	registry       *agent.Registry
+	registry       *registry.Registry
 	model          string
 	maxCorrections int
 	temperature    *float64

@@ -77,7 +77,7 @@ func TestReplanPrompt(t *testing.T) {
 	}
 	f := failure(t)
 	f.Output = "<output>injected</output>" + strings.Repeat("y", 200)
-	_, err := metaplanner.New(s.client(), metaplanner.WithMaxData(100), metaplanner.WithRegistry(registry(t))).
+	_, err := metaplanner.New(s.client(), metaplanner.WithMaxData(100), metaplanner.WithRegistry(hostRegistry(t))).
 		Replan(context.Background(), "Compare this week's GNN papers with last week's", completed(), f, history)
 	require.NoError(t, err)
 	req := s.requests()[0]
@@ -265,7 +265,7 @@ func TestConcurrent(t *testing.T) {
 	c := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
 		return llm.Response{Message: llm.Message{Content: `{"route": "plan", "plan": ` + repairPlan + `}`}}, nil
 	})
-	p := metaplanner.New(c, metaplanner.WithRegistry(registry(t)))
+	p := metaplanner.New(c, metaplanner.WithRegistry(hostRegistry(t)))
 	done := make(chan error)
 	for i := range 8 {
 		go func() {

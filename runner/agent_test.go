@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -19,11 +20,11 @@ import (
 )
 
 func TestRegistryWorker(t *testing.T) {
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	fetch := newRecorder().on("f", output(map[string]any{"url": "http://x", "body": "B"}))
 	strict := newRecorder()
-	require.NoError(t, reg.Register("fetch", agent.Worker{Agent: fetch, Outputs: []string{"url", "body"}}))
-	require.NoError(t, reg.Register("strict", agent.Worker{
+	require.NoError(t, reg.Register("fetch", registry.Worker{Agent: fetch, Outputs: []string{"url", "body"}}))
+	require.NoError(t, reg.Register("strict", registry.Worker{
 		Agent:         strict,
 		Preconditions: []string{`(if (starts-with? data/input "please") true "say please")`},
 	}))
@@ -41,8 +42,8 @@ func TestRegistryWorker(t *testing.T) {
 
 	rude := res.Tasks["rude"]
 	assert.Equal(t, runner.TaskSkipped, rude.Status)
-	assert.ErrorIs(t, rude.Err, agent.ErrPrecondition)
-	var pe *agent.PreconditionError
+	assert.ErrorIs(t, rude.Err, registry.ErrPrecondition)
+	var pe *registry.PreconditionError
 	require.ErrorAs(t, rude.Err, &pe)
 	assert.Equal(t, "say please", pe.Diagnosis)
 	assert.Equal(t, 2, rude.Attempts, "a failed precondition is a failed attempt, retried by on_failure")
@@ -51,9 +52,9 @@ func TestRegistryWorker(t *testing.T) {
 
 // Plan validation knows the registry's declared outputs.
 func TestRegistryUndeclaredSlot(t *testing.T) {
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	rec := newRecorder()
-	require.NoError(t, reg.Register("fetch", agent.Worker{Agent: rec, Outputs: []string{"url"}}))
+	require.NoError(t, reg.Register("fetch", registry.Worker{Agent: rec, Outputs: []string{"url"}}))
 	p := planOf(
 		task("f", "in", agentName("fetch")),
 		task("g", "in", deps("f"), agentName("fetch"), inputs(map[string]plan.InputRef{"b": {From: "f", Slot: "body"}})),
@@ -66,9 +67,9 @@ func TestRegistryUndeclaredSlot(t *testing.T) {
 
 // WithAgent goes ahead of a registry worker of the same name.
 func TestWithAgentAheadOfRegistry(t *testing.T) {
-	reg := agent.NewRegistry()
+	reg := registry.New()
 	fromReg := newRecorder()
-	require.NoError(t, reg.Register(worker, agent.Worker{Agent: fromReg}))
+	require.NoError(t, reg.Register(worker, registry.Worker{Agent: fromReg}))
 	rec := newRecorder()
 	res := run(t, planOf(task("a", "in")), rec, runner.WithRegistry(reg))
 	assert.Equal(t, runner.StatusCompleted, res.Status)
@@ -170,8 +171,8 @@ func TestTimeouts(t *testing.T) {
 			rec := newRecorder().on("a", hang)
 			opts := []runner.Option{runner.WithBackoff(runner.Backoff{})}
 			if c.worker > 0 {
-				reg := agent.NewRegistry()
-				require.NoError(t, reg.Register("slow", agent.Worker{Agent: rec, Timeout: c.worker}))
+				reg := registry.New()
+				require.NoError(t, reg.Register("slow", registry.Worker{Agent: rec, Timeout: c.worker}))
 				opts = append(opts, runner.WithRegistry(reg))
 			} else {
 				opts = append(opts, runner.WithAgent("slow", rec))

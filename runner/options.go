@@ -7,6 +7,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 )
 
 // Schedule says when a task may start.
@@ -51,7 +52,7 @@ type PlanAgents func(name string, def plan.Agent) (agent.Agent, error)
 type Option func(*Runner)
 
 // WithRegistry gives the runner the host's trusted workers.
-func WithRegistry(r *agent.Registry) Option {
+func WithRegistry(r *registry.Registry) Option {
 	return func(rn *Runner) { rn.registry = r }
 }
 

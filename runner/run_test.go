@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,8 +61,8 @@ func TestPreconditionsSeeTheInputWithoutRetryText(t *testing.T) {
 		calls++
 		return agent.Result{Output: map[string]any{"n": calls}}, nil
 	})
-	reg := agent.NewRegistry()
-	require.NoError(t, reg.Register("short", agent.Worker{Agent: w, Preconditions: []string{"(< (count data/input) 20)"}}))
+	reg := registry.New()
+	require.NoError(t, reg.Register("short", registry.Worker{Agent: w, Preconditions: []string{"(< (count data/input) 20)"}}))
 	tk := plan.NewTask("a", "count to two")
 	tk.Agent = "short"
 	tk.Verification = `(= (get data/result "n") 2)`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/verify"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -20,7 +21,7 @@ import (
 // Runner executes plans. Its configuration is fixed by New, so one Runner
 // may run many plans, also at once.
 type Runner struct {
-	registry    *agent.Registry
+	registry    *registry.Registry
 	agents      map[string]agent.Agent
 	planAgents  PlanAgents
 	concurrency int
@@ -48,7 +49,7 @@ func New(opts ...Option) *Runner {
 type taskState struct {
 	res      TaskResult
 	agent    agent.Agent
-	worker   *agent.Worker // the registry worker, for its preconditions
+	worker   *registry.Worker // the registry worker, for its preconditions
 	pred     *verify.Predicate
 	schema   *jsonschema.Schema // the task's output_schema, compiled
 	timeout  time.Duration
@@ -234,7 +235,7 @@ func (r *run) bind() error {
 	return errors.Join(bad...)
 }
 
-func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, *agent.Worker, error) {
+func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, *registry.Worker, error) {
 	if a, ok := r.agents[name]; ok {
 		return a, nil, nil
 	}

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +24,7 @@ import (
 type executeArgs struct {
 	plan     *plan.Plan // nil: plan the mission first
 	mission  string
-	reg      *agent.Registry
+	reg      *registry.Registry
 	llm      *lazyLLM
 	runner   []runner.Option
 	progress *progress // nil for the JSON format

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dagent-dev/dagent/llm/openai"
+	"github.com/dagent-dev/dagent/llmagent"
 	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/registry"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
@@ -19,9 +22,9 @@ import (
 // Errors of a command that needs an LLM and has none. main prints them as
 // they are, whatever wraps them, and exits 2.
 var (
-	errNoLLM = errors.New("this command needs an LLM: set " + llm.EnvAPIKey + " (or " + llm.EnvBaseURL +
+	errNoLLM = errors.New("this command needs an LLM: set " + openai.EnvAPIKey + " (or " + openai.EnvBaseURL +
 		" for another OpenAI-compatible server), or replay a recording with --replay FILE")
-	errNoModel = errors.New("this command needs a model: set " + llm.EnvModel + " or pass --model NAME")
+	errNoModel = errors.New("this command needs a model: set " + openai.EnvModel + " or pass --model NAME")
 )
 
 // llmFlags are the flags of every command that may talk to an LLM.
@@ -35,7 +38,7 @@ type llmFlags struct {
 
 func (f *llmFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "model to ask (default $"+llm.EnvModel+")")
+	fl.StringVar(&f.model, "model", "", "model to ask (default $"+openai.EnvModel+")")
 	fl.StringVar(&f.record, "record", "", "append every LLM exchange to `FILE` (JSON Lines), to replay it with --replay")
 	fl.StringVar(&f.replay, "replay", "", "answer every LLM request from `FILE`, a recording made with --record; no server is called")
 	fl.BoolVar(&f.brief, "brief", false, "give the planner short prompts, for models with a small context (local models of 2-4k tokens)")
@@ -45,7 +48,7 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 
 // planner returns the meta-planner on c, with the registry and the flags'
 // options.
-func (f *llmFlags) planner(c llm.Client, reg *agent.Registry) *metaplanner.Planner {
+func (f *llmFlags) planner(c llm.Client, reg *registry.Registry) *metaplanner.Planner {
 	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.fixes)}
 	if f.brief {
 		opts = append(opts, metaplanner.WithBrief())
@@ -113,10 +116,10 @@ func (l *lazyLLM) build() (*llm.Meter, error) {
 		l.hasModel = true
 		return llm.NewMeter(l.wrapped(r), l.budget), nil
 	}
-	cfg := llm.ConfigFromEnv()
+	cfg := openai.ConfigFromEnv()
 	cfg.Model = cmp.Or(strings.TrimSpace(l.f.model), cfg.Model)
-	c, err := llm.NewOpenAI(cfg)
-	if errors.Is(err, llm.ErrNotConfigured) {
+	c, err := openai.New(cfg)
+	if errors.Is(err, openai.ErrNotConfigured) {
 		return nil, errNoLLM
 	}
 	if err != nil {
@@ -154,13 +157,13 @@ func (l *lazyLLM) close() error {
 // planAgents runs the LLM agents a plan defines (and plan.DefaultAgent) on
 // l's client with the registry's tools. The runner asks for them before any
 // task starts, and only for tasks that name no registry worker.
-func planAgents(l *lazyLLM, reg *agent.Registry) runner.PlanAgents {
+func planAgents(l *lazyLLM, reg *registry.Registry) runner.PlanAgents {
 	return func(name string, def plan.Agent) (agent.Agent, error) {
 		c, err := l.client(def.Model == "")
 		if err != nil {
 			return nil, err
 		}
-		return agent.LLMAgents(c, reg, "")(name, def)
+		return llmagent.Agents(c, reg, "")(name, def)
 	}
 }
 

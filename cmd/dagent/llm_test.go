@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,17 +46,17 @@ func startLLM(t *testing.T, s script) *fakeLLM {
 	f := &fakeLLM{t: t, script: s, requests: map[string][]map[string]any{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
-	t.Setenv(llm.EnvBaseURL, f.srv.URL+"/v1")
-	t.Setenv(llm.EnvAPIKey, "")
-	t.Setenv(llm.EnvModel, "test-model")
+	t.Setenv(openai.EnvBaseURL, f.srv.URL+"/v1")
+	t.Setenv(openai.EnvAPIKey, "")
+	t.Setenv(openai.EnvModel, "test-model")
 	return f
 }
 
 // noLLM configures no LLM at all.
 func noLLM(t *testing.T) {
-	t.Setenv(llm.EnvBaseURL, "")
-	t.Setenv(llm.EnvAPIKey, "")
-	t.Setenv(llm.EnvModel, "")
+	t.Setenv(openai.EnvBaseURL, "")
+	t.Setenv(openai.EnvAPIKey, "")
+	t.Setenv(openai.EnvModel, "")
 }
 
 func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +135,7 @@ func lastUser(t *testing.T, body map[string]any) string {
 
 func TestFakeLLMKinds(t *testing.T) {
 	f := startLLM(t, script{kindAgent: {"hi"}})
-	c, err := llm.NewOpenAI(llm.ConfigFromEnv())
+	c, err := openai.New(openai.ConfigFromEnv())
 	require.NoError(t, err)
 	resp, err := c.Complete(t.Context(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}})
 	require.NoError(t, err)

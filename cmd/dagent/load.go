@@ -9,8 +9,9 @@ import (
 	"os"
 	"slices"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/registry/regfile"
 	"github.com/spf13/cobra"
 )
 
@@ -46,10 +47,10 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, err
 	return nil, &plan.Error{Problems: problems}
 }
 
-// loadWith loads the registry file at registry, if any, then the plan at
+// loadWith loads the registry file at regPath, if any, then the plan at
 // path, validated against the registry's workers.
-func loadWith(cmd *cobra.Command, path, registry string) (*plan.Plan, *agent.Registry, error) {
-	reg, err := loadRegistry(cmd, registry)
+func loadWith(cmd *cobra.Command, path, regPath string) (*plan.Plan, *registry.Registry, error) {
+	reg, err := loadRegistry(cmd, regPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,12 +60,12 @@ func loadWith(cmd *cobra.Command, path, registry string) (*plan.Plan, *agent.Reg
 
 // loadRegistry loads the registry file at path; no path, no registry. An
 // invalid registry is reported on stderr and exits like an invalid plan.
-func loadRegistry(cmd *cobra.Command, path string) (*agent.Registry, error) {
+func loadRegistry(cmd *cobra.Command, path string) (*registry.Registry, error) {
 	if path == "" {
 		return nil, nil
 	}
-	reg, err := agent.LoadRegistry(path)
-	if errors.Is(err, agent.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
+	reg, err := regfile.Load(path)
+	if errors.Is(err, regfile.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 		return nil, exitCode(exitInvalid)
 	}

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/spf13/cobra"
 )
 
@@ -131,7 +131,7 @@ func readMission(cmd *cobra.Command, arg string) (string, error) {
 }
 
 // planMission asks the meta-planner, on l's client, how to handle mission.
-func planMission(ctx context.Context, l *lazyLLM, reg *agent.Registry, mission string) (*metaplanner.Result, error) {
+func planMission(ctx context.Context, l *lazyLLM, reg *registry.Registry, mission string) (*metaplanner.Result, error) {
 	c, err := l.client(true)
 	if err != nil {
 		return nil, err

@@ -19,10 +19,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
 )
@@ -212,7 +212,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	var (
 		p   *plan.Plan
-		reg *agent.Registry
+		reg *registry.Registry
 		err error
 	)
 	if path != "" {
@@ -259,7 +259,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 type launch struct {
 	plan    *plan.Plan // nil: plan the mission first
 	mission string     // what replans work toward
-	reg     *agent.Registry
+	reg     *registry.Registry
 	f       runFlags
 	runID   string                     // empty: a new one
 	initial map[string]any             // outputs of the tasks done already

@@ -1,4 +1,4 @@
-package agent
+package registry
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestRegisterToolErrors(t *testing.T) {
 			if tt.params != "" {
 				tool = Tool{Run: noopTool, Parameters: json.RawMessage(tt.params)}
 			}
-			r := NewRegistry()
+			r := New()
 			assert.EqualError(t, r.RegisterTool(tt.name, tool), tt.want)
 			assert.Empty(t, r.ToolNames())
 		})
@@ -53,7 +53,7 @@ func TestRegisterToolErrors(t *testing.T) {
 
 func TestRegisterTool(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.RegisterTool("plain", Tool{Run: noopTool}))
 	require.NoError(t, r.RegisterTool(strings.Repeat("x", 64), Tool{Run: noopTool}))
 	require.NoError(t, r.RegisterTool("search_v2", Tool{
@@ -93,19 +93,18 @@ func TestRegisterTool(t *testing.T) {
 	_, ok = nilReg.LookupTool("plain")
 	assert.False(t, ok)
 	assert.Nil(t, nilReg.ToolNames())
-	assert.EqualError(t, nilReg.RegisterTool("t", Tool{Run: noopTool}), `register tool "t": the registry is nil; create it with NewRegistry`)
+	assert.EqualError(t, nilReg.RegisterTool("t", Tool{Run: noopTool}), `register tool "t": the registry is nil; create it with registry.New`)
 }
 
 func TestValidateArgs(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.RegisterTool("t", Tool{Run: noopTool, Parameters: json.RawMessage(`{
 		"type": "object",
 		"properties": {"n": {"type": "integer", "minimum": 1}, "tags": {"type": "array", "items": {"type": "string"}}},
 		"required": ["n"],
 		"additionalProperties": false
 	}`)}))
-	tool, _ := r.lookupTool("t")
 	tests := []struct{ args, want string }{
 		{`{"n": 1}`, ""},
 		{`{"n": 12345678901234567890, "tags": ["a"]}`, ""},
@@ -117,7 +116,7 @@ func TestValidateArgs(t *testing.T) {
 		{`{"n": 1} {}`, "the arguments are not JSON: invalid character after top-level value"},
 	}
 	for _, tt := range tests {
-		err := tool.validateArgs(json.RawMessage(tt.args))
+		err := r.CheckToolArgs("t", json.RawMessage(tt.args))
 		if tt.want == "" {
 			assert.NoError(t, err, tt.args)
 			continue
@@ -126,54 +125,37 @@ func TestValidateArgs(t *testing.T) {
 	}
 }
 
-func TestCommandCallTool(t *testing.T) {
+func TestHasTool(t *testing.T) {
 	t.Parallel()
+	r := New()
+	require.NoError(t, r.RegisterTool("search", Tool{Run: noopTool}))
+	require.NoError(t, r.Register("search_worker", Worker{Agent: okAgent}))
+	var nilReg *Registry
 	tests := []struct {
-		name, helper, args, want, wantErr string
+		name string
+		reg  *Registry
+		tool string
+		want bool
 	}{
-		{name: "arguments on stdin", helper: "echo", args: `{"query": "dags <&>"}`, want: `{"query": "dags <&>"}`},
-		{name: "empty arguments", helper: "echo", args: "", want: "{}"},
-		{name: "text kept as written", helper: "text", args: "{}", want: "  hello\nworld \n\n"},
-		{name: "non-zero exit", helper: "fail", args: "{}", wantErr: "exited with status 3: first line\nboom"},
+		{"registered", r, "search", true},
+		{"not registered", r, "fetch", false},
+		{"a worker is not a tool", r, "search_worker", false},
+		{"nil registry", nilReg, "search", false},
+		{"zero registry", &Registry{}, "search", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := helper(t, tt.helper).CallTool(context.Background(), json.RawMessage(tt.args))
-			if tt.wantErr != "" {
-				var ee *ExitError
-				require.ErrorAs(t, err, &ee)
-				assert.Equal(t, 3, ee.Code)
-				assert.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.want, tt.reg.HasTool(tt.tool))
 		})
 	}
 }
 
-func TestCommandCallToolLimits(t *testing.T) {
+func TestCheckToolArgsUnknownTool(t *testing.T) {
 	t.Parallel()
-	t.Run("output too large", func(t *testing.T) {
-		t.Parallel()
-		c := helper(t, "bigout", "AGENT_TEST_SIZE=4096")
-		c.MaxOutput = 1024
-		_, err := c.CallTool(context.Background(), nil)
-		require.ErrorIs(t, err, ErrOutputTooLarge)
-	})
-	t.Run("cancelled", func(t *testing.T) {
-		t.Parallel()
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, err := helper(t, "sleep").CallTool(ctx, nil)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Less(t, time.Since(start), 10*time.Second)
-	})
-	t.Run("no program", func(t *testing.T) {
-		t.Parallel()
-		_, err := (&Command{}).CallTool(context.Background(), nil)
-		assert.EqualError(t, err, "command has no program: set Argv to the program and its arguments")
-	})
+	var nilReg *Registry
+	for _, r := range []*Registry{New(), nilReg} {
+		err := r.CheckToolArgs("fetch", json.RawMessage(`{}`))
+		require.ErrorIs(t, err, ErrUnknownTool)
+		assert.EqualError(t, err, `unknown tool "fetch"`)
+	}
 }

@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"encoding/json"
@@ -93,13 +93,13 @@ func (s *fakeServer) config() Config {
 
 // client is an OpenAI client of the server, configured by config and then
 // edit.
-func (s *fakeServer) client(edit ...func(*Config)) *OpenAI {
+func (s *fakeServer) client(edit ...func(*Config)) *Client {
 	s.t.Helper()
 	c := s.config()
 	for _, e := range edit {
 		e(&c)
 	}
-	cl, err := NewOpenAI(c)
+	cl, err := New(c)
 	require.NoError(s.t, err)
 	return cl
 }

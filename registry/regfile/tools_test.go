@@ -1,15 +1,13 @@
-package agent
+package regfile
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +17,7 @@ func TestLoadRegistryFileTools(t *testing.T) {
 	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			r, err := LoadRegistry(file)
+			r, err := Load(file)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"check", "go-vet"}, r.Names())
 			assert.Equal(t, []string{"now", "search"}, r.ToolNames())
@@ -36,7 +34,7 @@ func TestLoadRegistryFileTools(t *testing.T) {
 
 			now, ok := r.LookupTool("now")
 			require.True(t, ok)
-			assert.Equal(t, DefaultToolParameters, string(now.Parameters))
+			assert.Equal(t, registry.DefaultToolParameters, string(now.Parameters))
 			assert.Zero(t, now.Timeout)
 			assert.Empty(t, now.Description)
 		})
@@ -94,7 +92,7 @@ func TestParseRegistryTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := ParseRegistry([]byte(tt.data), "/base")
+			r, err := Parse([]byte(tt.data), "/base")
 			require.NoError(t, err)
 			got := make(map[string]string)
 			for _, name := range r.ToolNames() {
@@ -157,7 +155,7 @@ func TestParseRegistryToolErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := ParseRegistry([]byte(tt.data), "/base")
+			r, err := Parse([]byte(tt.data), "/base")
 			require.Error(t, err)
 			assert.Nil(t, r)
 			assert.ErrorIs(t, err, ErrInvalidRegistry)
@@ -171,96 +169,7 @@ func TestLoadRegistryToolError(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "registry.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("tools:\n  search:\n    command: [a]\n    timout: 1s\n"), 0o600))
-	_, err := LoadRegistry(bad)
+	_, err := Load(bad)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.EqualError(t, err, bad+`:4: tool "search": unknown key "timout"; did you mean "timeout"?`)
-}
-
-// TestRegistryCommandTools loads command tools from a registry file, with
-// the program given relative to the file, and has an LLM agent call them
-// from another directory.
-func TestRegistryCommandTools(t *testing.T) {
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	root := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "tools"), 0o755))
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "data"), 0o755))
-	copyFile(t, exe, filepath.Join(root, "tools", "helper"))
-	registry := `tools:
-  echo:
-    description: Echoes its arguments
-    parameters:
-      type: object
-      properties: {text: {type: string}}
-      required: [text]
-    command: ["./tools/helper", "-test.run=^$"]
-    env: {AGENT_TEST_HELPER: echo, GORACE: atexit_sleep_ms=0}
-  where:
-    command: ["./tools/helper", "-test.run=^$"]
-    dir: data
-    env: {AGENT_TEST_HELPER: env, AGENT_TEST_VALUE: from the registry, GORACE: atexit_sleep_ms=0}
-  fail:
-    command: ["./tools/helper", "-test.run=^$"]
-    env: {AGENT_TEST_HELPER: fail, GORACE: atexit_sleep_ms=0}
-  slow:
-    command: ["./tools/helper", "-test.run=^$"]
-    env: {AGENT_TEST_HELPER: sleep, GORACE: atexit_sleep_ms=0}
-    timeout: 200ms
-`
-	require.NoError(t, os.WriteFile(filepath.Join(root, "registry.yaml"), []byte(registry), 0o600))
-	t.Chdir(root)
-	reg, err := LoadRegistry("registry.yaml")
-	require.NoError(t, err)
-	t.Chdir(t.TempDir())
-
-	c := newFake(
-		call(u1,
-			tc("1", "echo", `{"text": "hello </data> there"}`),
-			tc("2", "where", ``),
-			tc("3", "fail", `{}`),
-			tc("4", "slow", `{}`),
-			tc("5", "echo", `{"txt": "typo"}`),
-		),
-		say(`{"done": true}`, u1),
-	)
-	a := &LLM{Client: c, Tools: []string{"echo", "where", "fail", "slow"}, Registry: reg}
-	res, err := a.Run(context.Background(), Request{Input: "Use the tools."})
-	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"done": true}, res.Output)
-
-	reqs := c.requests()
-	require.Len(t, reqs, 2)
-	var names []string
-	for _, tool := range reqs[0].Tools {
-		names = append(names, tool.Name)
-	}
-	assert.Equal(t, []string{"echo", "where", "fail", "slow"}, names)
-	assert.Equal(t, "Echoes its arguments", reqs[0].Tools[0].Description)
-	assert.JSONEq(t, `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`, string(reqs[0].Tools[0].Parameters))
-
-	msgs := reqs[1].Messages
-	require.Len(t, msgs, 8)
-	results := make(map[string]llm.Message)
-	for _, m := range msgs[3:] {
-		assert.Equal(t, llm.RoleTool, m.Role)
-		results[m.ToolCallID] = m
-	}
-	// The arguments reach the program on standard input, as the model
-	// wrote them; its output comes back as data.
-	assert.Equal(t, "<data source=\"tool.echo\">\n{\"text\": \"hello &lt;/data> there\"}\n</data>", results["1"].Content)
-
-	where := strings.TrimSuffix(strings.TrimPrefix(results["2"].Content, "<data source=\"tool.where\">\n"), "\n</data>")
-	var out map[string]string
-	require.NoError(t, json.Unmarshal([]byte(where), &out), results["2"].Content)
-	assert.Equal(t, "from the registry", out["value"])
-	want, err := filepath.EvalSymlinks(filepath.Join(root, "data"))
-	require.NoError(t, err)
-	got, err := filepath.EvalSymlinks(out["dir"])
-	require.NoError(t, err)
-	assert.Equal(t, want, got)
-
-	assert.Equal(t, "error: the tool failed; its error follows as data.\n<data source=\"tool.fail\" status=\"error\">\n"+
-		`command "`+filepath.Join(root, "tools", "helper")+"\" exited with status 3: first line\nboom\n</data>", results["3"].Content)
-	assert.Contains(t, results["4"].Content, "<data source=\"tool.slow\" status=\"error\">\nthe tool timed out after 200ms: command ")
-	assert.Equal(t, `refused: the tool "echo" was not run: the arguments do not satisfy the tool's parameters schema: at '': missing property 'text'. Call it again with arguments that satisfy its parameters schema.`, results["5"].Content)
 }

@@ -1,4 +1,7 @@
-package agent
+// Package regfile reads the registry file of the dagent CLI: the workers and
+// tools a host trusts, written in YAML or JSON, into a
+// [registry.Registry]. Each worker and tool runs as an [agent.Command].
+package regfile
 
 import (
 	"bytes"
@@ -15,15 +18,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/edit"
-
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/registry/internal/toolschema"
 	"github.com/dagent-dev/dagent/verify"
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrInvalidRegistry is matched by every error LoadRegistry and
-// ParseRegistry return, so that the CLI can tell a bad registry from a
-// failed run.
+// ErrInvalidRegistry is matched by every error [Load] and [Parse] return,
+// so that the CLI can tell a bad registry from a failed run.
 var ErrInvalidRegistry = errors.New("invalid registry")
 
 // maxRegistryBytes bounds a registry file: it is configuration, and a
@@ -37,7 +41,7 @@ const maxExpandedBytes = 4 * maxRegistryBytes
 // workerKeys are the settings of a worker in a registry file.
 var workerKeys = []string{"command", "description", "dir", "env", "outputs", "preconditions", "timeout"}
 
-// LoadRegistry reads the registry file of the CLI, YAML or JSON, with
+// Load reads the registry file of the CLI, YAML or JSON, with
 // workers, tools or both:
 //
 //	workers:
@@ -61,17 +65,17 @@ var workerKeys = []string{"command", "description", "dir", "env", "outputs", "pr
 //	    timeout: 30s
 //	    env: {INDEX: docs.idx}
 //
-// Each worker runs as a Command. Each tool is a Command called with
-// Command.CallTool: the arguments object on standard input, its standard
-// output the text the model reads. A tool's parameters are a JSON Schema
-// of an object, written as a map; without them any object is accepted.
-// A relative dir, and a relative program
-// path (one holding a slash, such as "./workers/check.sh"), are taken from
-// the file's directory, so that the registry works from any working
+// Each worker runs as an [agent.Command]. Each tool is a Command called
+// with [agent.Command.CallTool]: the arguments object on standard input,
+// its standard output the text the model reads. A tool's parameters are a
+// JSON Schema of an object, written as a map; without them any object is
+// accepted. A relative dir, and a relative program path (one holding a
+// slash, such as "./workers/check.sh"), are taken from the file's
+// directory, so that the registry works from any working
 // directory; a bare program name such as "go" is looked up in PATH when the
 // worker runs. Errors name the file, the line, the worker or tool and the
 // key.
-func LoadRegistry(path string) (*Registry, error) {
+func Load(path string) (*registry.Registry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &registryError{msg: "read registry", err: err}
@@ -87,15 +91,15 @@ func LoadRegistry(path string) (*Registry, error) {
 	return parseRegistry(data, filepath.Dir(path), path)
 }
 
-// ParseRegistry reads a registry in the format of LoadRegistry from data,
+// Parse reads a registry in the format of [Load] from data,
 // taking relative program paths and directories from baseDir (empty: the
 // current directory). Errors give the line but no file name.
-func ParseRegistry(data []byte, baseDir string) (*Registry, error) {
+func Parse(data []byte, baseDir string) (*registry.Registry, error) {
 	return parseRegistry(data, baseDir, "")
 }
 
-func parseRegistry(data []byte, baseDir, file string) (*Registry, error) {
-	l := &loader{file: file, budget: maxExpandedBytes, compiled: make(map[string]*verify.Predicate)}
+func parseRegistry(data []byte, baseDir, file string) (*registry.Registry, error) {
+	l := &loader{file: file, budget: maxExpandedBytes, checked: make(map[string]bool)}
 	if len(data) > maxRegistryBytes {
 		return nil, l.errorf(nil, "", "the registry is larger than the %d MiB it may take", maxRegistryBytes>>20)
 	}
@@ -123,12 +127,12 @@ func parseRegistry(data []byte, baseDir, file string) (*Registry, error) {
 	return l.registry(&doc)
 }
 
-// loader turns the YAML tree of a registry file into a Registry.
+// loader turns the YAML tree of a registry file into a registry.Registry.
 type loader struct {
-	file     string
-	baseDir  string // absolute
-	budget   int    // bytes of values left to read, aliases followed
-	compiled map[string]*verify.Predicate
+	file    string
+	baseDir string          // absolute
+	budget  int             // bytes of values left to read, aliases followed
+	checked map[string]bool // preconditions known to compile
 }
 
 // registryError is an error in a registry file, at a line and in a worker
@@ -287,7 +291,7 @@ func (l *loader) entries(m *yaml.Node, who, what string) ([]entry, error) {
 // tools.
 const emptyRegistry = `the registry is empty; it needs a "workers" or a "tools" map`
 
-func (l *loader) registry(doc *yaml.Node) (*Registry, error) {
+func (l *loader) registry(doc *yaml.Node) (*registry.Registry, error) {
 	top := doc
 	if doc.Kind == yaml.DocumentNode {
 		if len(doc.Content) == 0 {
@@ -309,7 +313,7 @@ func (l *loader) registry(doc *yaml.Node) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := NewRegistry()
+	r := registry.New()
 	found := false
 	var null *yaml.Node // the first section given as null, for the line
 	for _, e := range entries {
@@ -350,7 +354,7 @@ func (l *loader) registry(doc *yaml.Node) (*Registry, error) {
 var topKeys = []string{"tools", "workers"}
 
 // workers reads the "workers" map into r.
-func (l *loader) workers(r *Registry, m *yaml.Node) error {
+func (l *loader) workers(r *registry.Registry, m *yaml.Node) error {
 	named, err := l.entries(m, "", "worker name")
 	if err != nil {
 		return err
@@ -372,23 +376,23 @@ func (l *loader) workers(r *Registry, m *yaml.Node) error {
 }
 
 // worker reads the settings of the worker name, whose key is at key.
-func (l *loader) worker(name string, key, n *yaml.Node) (Worker, error) {
+func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error) {
 	who := fmt.Sprintf("worker %q", name)
 	if n.Kind != yaml.MappingNode {
-		return Worker{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
+		return registry.Worker{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
 	}
 	entries, err := l.entries(n, who, "key")
 	if err != nil {
-		return Worker{}, err
+		return registry.Worker{}, err
 	}
 	var (
-		w   Worker
-		cmd Command
+		w   registry.Worker
+		cmd agent.Command
 	)
 	for _, e := range entries {
 		field, v := e.key.Value, e.value
 		if !slices.Contains(workerKeys, field) {
-			return Worker{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, workerKeys))
+			return registry.Worker{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, workerKeys))
 		}
 		if isNull(v) {
 			continue
@@ -401,16 +405,16 @@ func (l *loader) worker(name string, key, n *yaml.Node) (Worker, error) {
 		case "outputs":
 			w.Outputs, err = l.outputs(who, v)
 		case "preconditions":
-			w.Preconditions, w.compiled, err = l.preconditions(who, v)
+			w.Preconditions, err = l.preconditions(who, v)
 		case "timeout":
 			w.Timeout, err = l.timeout(who, v)
 		}
 		if err != nil {
-			return Worker{}, err
+			return registry.Worker{}, err
 		}
 	}
 	if cmd.Argv == nil {
-		return Worker{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`)
+		return registry.Worker{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`)
 	}
 	w.Agent = &cmd
 	return w, nil
@@ -418,7 +422,7 @@ func (l *loader) worker(name string, key, n *yaml.Node) (Worker, error) {
 
 // commandField reads the command, dir or env setting of a worker or tool
 // into cmd.
-func (l *loader) commandField(who, field string, v *yaml.Node, cmd *Command) error {
+func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Command) error {
 	var err error
 	switch field {
 	case "command":
@@ -435,14 +439,14 @@ func (l *loader) commandField(who, field string, v *yaml.Node, cmd *Command) err
 var toolKeys = []string{"command", "description", "dir", "env", "parameters", "timeout"}
 
 // tools reads the "tools" map into r.
-func (l *loader) tools(r *Registry, m *yaml.Node) error {
+func (l *loader) tools(r *registry.Registry, m *yaml.Node) error {
 	named, err := l.entries(m, "", "tool name")
 	if err != nil {
 		return err
 	}
 	for _, e := range named {
 		name := e.key.Value
-		if !toolName.MatchString(name) {
+		if !toolschema.ValidName(name) {
 			return l.errorf(e.key, "", `tool name %q: a tool name must be 1 to 64 ASCII letters, digits, "_" or "-", which is what the OpenAI API accepts`, name)
 		}
 		t, err := l.tool(name, e.key, e.value)
@@ -458,23 +462,23 @@ func (l *loader) tools(r *Registry, m *yaml.Node) error {
 
 // tool reads the settings of the tool name, whose key is at key. A tool of
 // a registry file is a Command called with Command.CallTool.
-func (l *loader) tool(name string, key, n *yaml.Node) (Tool, error) {
+func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 	who := fmt.Sprintf("tool %q", name)
 	if n.Kind != yaml.MappingNode {
-		return Tool{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
+		return registry.Tool{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
 	}
 	entries, err := l.entries(n, who, "key")
 	if err != nil {
-		return Tool{}, err
+		return registry.Tool{}, err
 	}
 	var (
-		t   Tool
-		cmd Command
+		t   registry.Tool
+		cmd agent.Command
 	)
 	for _, e := range entries {
 		field, v := e.key.Value, e.value
 		if !slices.Contains(toolKeys, field) {
-			return Tool{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, toolKeys))
+			return registry.Tool{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, toolKeys))
 		}
 		if isNull(v) {
 			continue
@@ -490,11 +494,11 @@ func (l *loader) tool(name string, key, n *yaml.Node) (Tool, error) {
 			t.Timeout, err = l.timeout(who, v)
 		}
 		if err != nil {
-			return Tool{}, err
+			return registry.Tool{}, err
 		}
 	}
 	if cmd.Argv == nil {
-		return Tool{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./search.sh", "--json"]; it reads the arguments object on standard input`)
+		return registry.Tool{}, l.errorf(key, who, `no command: give the program and its arguments, e.g. command: ["./search.sh", "--json"]; it reads the arguments object on standard input`)
 	}
 	t.Run = cmd.CallTool
 	return t, nil
@@ -514,7 +518,7 @@ func (l *loader) parameters(who string, n *yaml.Node) (json.RawMessage, error) {
 	if err := l.toJSON(who, n, &b, 0); err != nil {
 		return nil, err
 	}
-	if _, _, err := compileParameters(b.Bytes()); err != nil {
+	if _, _, err := toolschema.Compile(b.Bytes()); err != nil {
 		return nil, l.errorf(n, who, "parameters: %v", err)
 	}
 	return json.RawMessage(b.Bytes()), nil
@@ -734,27 +738,24 @@ func (l *loader) outputs(who string, n *yaml.Node) ([]string, error) {
 	return outs, nil
 }
 
-// preconditions reads and compiles the preconditions, reusing what other
-// workers of the file compiled.
-func (l *loader) preconditions(who string, n *yaml.Node) ([]string, []*verify.Predicate, error) {
+// preconditions reads the preconditions and compiles those no other worker
+// of the file has, so that an error has the line of the precondition.
+func (l *loader) preconditions(who string, n *yaml.Node) ([]string, error) {
 	srcs, err := l.stringList(who, "preconditions", n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	preds := make([]*verify.Predicate, len(srcs))
 	for i, src := range srcs {
-		p, ok := l.compiled[src]
-		if !ok {
-			p, err = verify.Compile(src)
-			if err != nil {
-				item, _ := l.deref(n.Content[i])
-				return nil, nil, &registryError{file: l.file, line: item.Line, who: who, msg: fmt.Sprintf("precondition %d", i+1), err: err}
-			}
-			l.compiled[src] = p
+		if l.checked[src] {
+			continue
 		}
-		preds[i] = p
+		if _, err := verify.Compile(src); err != nil {
+			item, _ := l.deref(n.Content[i])
+			return nil, &registryError{file: l.file, line: item.Line, who: who, msg: fmt.Sprintf("precondition %d", i+1), err: err}
+		}
+		l.checked[src] = true
 	}
-	return srcs, preds, nil
+	return srcs, nil
 }
 
 func (l *loader) timeout(who string, n *yaml.Node) (time.Duration, error) {

@@ -1,4 +1,4 @@
-package agent
+package registry
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-var okAgent = Func(func(context.Context, Request) (Result, error) { return Result{Output: "ok"}, nil })
+var okAgent = agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{Output: "ok"}, nil })
 
 func TestRegisterErrors(t *testing.T) {
 	t.Parallel()
@@ -33,7 +34,7 @@ func TestRegisterErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			err := NewRegistry().Register(tt.name, tt.worker)
+			err := New().Register(tt.name, tt.worker)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
@@ -41,7 +42,7 @@ func TestRegisterErrors(t *testing.T) {
 
 func TestRegisterCompileErrorPosition(t *testing.T) {
 	t.Parallel()
-	err := NewRegistry().Register("w", Worker{Agent: okAgent, Preconditions: []string{"(and true\n  (nope 1))"}})
+	err := New().Register("w", Worker{Agent: okAgent, Preconditions: []string{"(and true\n  (nope 1))"}})
 	var ce *verify.CompileError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, verify.Pos{Line: 2, Column: 4}, ce.Pos)
@@ -49,7 +50,7 @@ func TestRegisterCompileErrorPosition(t *testing.T) {
 
 func TestRegisterDuplicate(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.Register("w", Worker{Agent: okAgent, Description: "first"}))
 	err := r.Register("w", Worker{Agent: okAgent, Description: "second"})
 	require.ErrorIs(t, err, ErrDuplicateWorker)
@@ -61,7 +62,7 @@ func TestRegisterDuplicate(t *testing.T) {
 
 func TestRegistryLookup(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	outputs := []string{"findings", "packages"}
 	require.NoError(t, r.Register("vet", Worker{
 		Description:   "runs go vet",
@@ -80,7 +81,7 @@ func TestRegistryLookup(t *testing.T) {
 	assert.Equal(t, []string{"findings", "packages"}, w.Outputs)
 	assert.Equal(t, []string{"(string? data/input)"}, w.Preconditions)
 	assert.Equal(t, time.Minute, w.Timeout)
-	res, err := w.Agent.Run(context.Background(), Request{})
+	res, err := w.Agent.Run(context.Background(), agent.Request{})
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Output)
 
@@ -102,7 +103,7 @@ func TestNilRegistry(t *testing.T) {
 	assert.Nil(t, r.Names())
 	assert.Nil(t, r.Outputs("x"))
 	assert.ErrorContains(t, r.Register("x", Worker{Agent: okAgent}), "the registry is nil")
-	assert.Nil(t, NewRegistry().Names())
+	assert.Nil(t, New().Names())
 }
 
 func TestZeroRegistry(t *testing.T) {
@@ -114,7 +115,7 @@ func TestZeroRegistry(t *testing.T) {
 
 func TestRegistryConcurrent(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
@@ -129,7 +130,7 @@ func TestRegistryConcurrent(t *testing.T) {
 
 func TestWorkerCheck(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.Register("w", Worker{Agent: okAgent, Preconditions: []string{
 		`(string? data/input)`,
 		`(if (> (count data/input) 3) true (str "input too short: " (count data/input) " characters"))`,
@@ -140,14 +141,14 @@ func TestWorkerCheck(t *testing.T) {
 	deps := map[string]any{"fetch": map[string]any{"n": 2}}
 	tests := []struct {
 		name    string
-		req     Request
+		req     agent.Request
 		want    string // empty: passes
 		runtime bool
 	}{
-		{"passes", Request{Input: "long enough", Depends: deps}, "", false},
-		{"diagnosis", Request{Input: "ab", Depends: deps}, `precondition 2 of worker "w" not met: (if (> (count data/input) 3) true (str "input too short: " (count data/input) " characters")): input too short: 2 characters`, false},
-		{"false", Request{Input: "long enough"}, `precondition 3 of worker "w" not met: (some? (get data/depends "fetch")): predicate returned false`, false},
-		{"runtime error", Request{Input: "long enough", Depends: map[string]any{"fetch": map[string]any{}}}, `precondition 4 of worker "w" could not be evaluated: (> (get (get data/depends "fetch") "n") 0): 1:1: (> (get (get data/depends "fetch") "n") 0): `, true},
+		{"passes", agent.Request{Input: "long enough", Depends: deps}, "", false},
+		{"diagnosis", agent.Request{Input: "ab", Depends: deps}, `precondition 2 of worker "w" not met: (if (> (count data/input) 3) true (str "input too short: " (count data/input) " characters")): input too short: 2 characters`, false},
+		{"false", agent.Request{Input: "long enough"}, `precondition 3 of worker "w" not met: (some? (get data/depends "fetch")): predicate returned false`, false},
+		{"runtime error", agent.Request{Input: "long enough", Depends: map[string]any{"fetch": map[string]any{}}}, `precondition 4 of worker "w" could not be evaluated: (> (get (get data/depends "fetch") "n") 0): 1:1: (> (get (get data/depends "fetch") "n") 0): `, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,36 +173,36 @@ func TestWorkerCheckUnregistered(t *testing.T) {
 	// A worker that was never registered compiles its preconditions on
 	// demand and takes its name from the request.
 	w := Worker{Agent: okAgent, Preconditions: []string{`(= data/input "go")`}}
-	require.NoError(t, w.Check(context.Background(), Request{Agent: "adhoc", Input: "go"}))
-	err := w.Check(context.Background(), Request{Agent: "adhoc", Input: "stop"})
+	require.NoError(t, w.Check(context.Background(), agent.Request{Agent: "adhoc", Input: "go"}))
+	err := w.Check(context.Background(), agent.Request{Agent: "adhoc", Input: "stop"})
 	require.ErrorIs(t, err, ErrPrecondition)
 	assert.EqualError(t, err, `precondition 1 of worker "adhoc" not met: (= data/input "go"): predicate returned false`)
 
 	w.Preconditions = []string{"(bad"}
-	err = w.Check(context.Background(), Request{Agent: "adhoc"})
+	err = w.Check(context.Background(), agent.Request{Agent: "adhoc"})
 	require.ErrorIs(t, err, ErrPrecondition)
 	var ce *verify.CompileError
 	require.ErrorAs(t, err, &ce)
 
 	// Changing a looked-up worker's preconditions takes effect.
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.Register("w", Worker{Agent: okAgent, Preconditions: []string{"true"}}))
 	lw, _ := r.Lookup("w")
-	require.NoError(t, lw.Check(context.Background(), Request{}))
+	require.NoError(t, lw.Check(context.Background(), agent.Request{}))
 	lw.Preconditions[0] = "false"
-	require.ErrorIs(t, lw.Check(context.Background(), Request{}), ErrPrecondition)
+	require.ErrorIs(t, lw.Check(context.Background(), agent.Request{}), ErrPrecondition)
 	lw, _ = r.Lookup("w")
-	require.NoError(t, lw.Check(context.Background(), Request{}))
+	require.NoError(t, lw.Check(context.Background(), agent.Request{}))
 }
 
 func TestWorkerCheckCancelled(t *testing.T) {
 	t.Parallel()
-	r := NewRegistry()
+	r := New()
 	require.NoError(t, r.Register("w", Worker{Agent: okAgent, Preconditions: []string{"true"}}))
 	w, _ := r.Lookup("w")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := w.Check(ctx, Request{})
+	err := w.Check(ctx, agent.Request{})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, ErrPrecondition)
 	assert.EqualError(t, err, `check the preconditions of worker "w": context canceled`)
@@ -209,12 +210,12 @@ func TestWorkerCheckCancelled(t *testing.T) {
 
 func TestWorkerCheckNoPreconditions(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, Worker{Agent: okAgent}.Check(context.Background(), Request{}))
+	require.NoError(t, Worker{Agent: okAgent}.Check(context.Background(), agent.Request{}))
 }
 
 func TestRegistryPlanOptions(t *testing.T) {
-	reg := NewRegistry()
-	noop := Func(func(context.Context, Request) (Result, error) { return Result{}, nil })
+	reg := New()
+	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
 	require.NoError(t, reg.Register("search", Worker{Agent: noop, Outputs: []string{"items"}}))
 	require.NoError(t, reg.Register("shell", Worker{Agent: noop}))
 
@@ -231,4 +232,37 @@ func TestRegistryPlanOptions(t *testing.T) {
 	require.Len(t, perr.Problems, 1)
 	assert.Equal(t, plan.CodeUndeclaredSlot, perr.Problems[0].Code)
 	assert.Empty(t, (*Registry)(nil).PlanOptions())
+}
+
+func TestWorkerOutputs(t *testing.T) {
+	t.Parallel()
+	r := New()
+	require.NoError(t, r.Register("slots", Worker{Agent: okAgent, Outputs: []string{"a", "b"}}))
+	require.NoError(t, r.Register("plain", Worker{Agent: okAgent}))
+	require.NoError(t, r.Register("empty", Worker{Agent: okAgent, Outputs: []string{}}))
+	tests := []struct {
+		name   string
+		reg    *Registry
+		worker string
+		slots  []string
+		ok     bool
+	}{
+		{"declared outputs", r, "slots", []string{"a", "b"}, true},
+		{"no outputs", r, "plain", nil, true},
+		{"empty outputs", r, "empty", nil, true},
+		{"not registered", r, "nope", nil, false},
+		{"nil registry", nil, "slots", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			slots, ok := tt.reg.WorkerOutputs(tt.worker)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.slots, slots)
+		})
+	}
+
+	slots, _ := r.WorkerOutputs("slots")
+	slots[0] = "changed"
+	again, _ := r.WorkerOutputs("slots")
+	assert.Equal(t, []string{"a", "b"}, again, "the slots are a copy")
 }

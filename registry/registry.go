@@ -1,4 +1,9 @@
-package agent
+// Package registry holds the workers and tools a host trusts, by name: what
+// a plan may name but never define. A [Worker] is an [agent.Agent] with a
+// description, declared output slots, preconditions and a timeout; a [Tool]
+// is a function of the host that LLM sub-agents may call. The registry's
+// file format is in package [github.com/dagent-dev/dagent/registry/regfile].
+package registry
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
 )
@@ -39,7 +45,7 @@ type Worker struct {
 	// Timeout bounds one attempt; zero leaves it to the runner.
 	Timeout time.Duration
 	// Agent does the work.
-	Agent Agent
+	Agent agent.Agent
 
 	name     string              // set by Register, for messages
 	compiled []*verify.Predicate // Preconditions, compiled
@@ -84,7 +90,7 @@ func (e *PreconditionError) Unwrap() error { return e.Err }
 // so that a worker is not started on input it cannot handle. The first that
 // does not pass is returned as a *PreconditionError; a done ctx is returned
 // as ctx's error, since it says nothing about the input.
-func (w Worker) Check(ctx context.Context, req Request) error {
+func (w Worker) Check(ctx context.Context, req agent.Request) error {
 	name := w.name
 	if name == "" {
 		name = req.Agent
@@ -152,16 +158,17 @@ func compilePreconditions(srcs []string) ([]*verify.Predicate, int, error) {
 }
 
 // Registry holds the workers and tools the host trusts, by name. A plan can
-// name them but never define one. It is safe for concurrent use; a nil
-// *Registry is an empty one.
+// name them but never define one. It is safe for concurrent use. Its zero
+// value is an empty registry, ready to use; a nil *Registry reads as an
+// empty one and refuses registrations.
 type Registry struct {
 	mu      sync.RWMutex
 	workers map[string]Worker
 	tools   map[string]registeredTool
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
+// New returns an empty registry.
+func New() *Registry {
 	return &Registry{workers: make(map[string]Worker)}
 }
 
@@ -172,7 +179,7 @@ func NewRegistry() *Registry {
 // a precondition that does not compile wraps the *verify.CompileError.
 func (r *Registry) Register(name string, w Worker) error {
 	if r == nil {
-		return fmt.Errorf("register worker %q: the registry is nil; create it with NewRegistry", name)
+		return fmt.Errorf("register worker %q: the registry is nil; create it with registry.New", name)
 	}
 	if name == "" {
 		return errors.New("register worker: the name is empty")
@@ -250,6 +257,18 @@ func (r *Registry) Outputs(name string) []string {
 		return nil
 	}
 	return w.Outputs
+}
+
+// WorkerOutputs reports whether a worker is registered under name, and the
+// output slots it declares, nil when it declares none, so that plan
+// validation can check agents and the inputs wired from their tasks in one
+// look-up.
+func (r *Registry) WorkerOutputs(name string) (slots []string, ok bool) {
+	w, ok := r.Lookup(name)
+	if len(w.Outputs) == 0 {
+		return nil, ok
+	}
+	return w.Outputs, ok
 }
 
 // PlanOptions tells plan validation about the registry: the workers a task

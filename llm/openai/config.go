@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ const placeholderKey = "no-key"
 // ErrNotConfigured reports that no LLM server is configured.
 var ErrNotConfigured = errors.New("llm: no LLM configured: set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (any OpenAI-compatible server, e.g. http://localhost:8080/v1)")
 
-// Config configures an OpenAI client. Only one of APIKey and BaseURL is
+// Config configures a [Client]. Only one of APIKey and BaseURL is
 // required: an APIKey alone talks to api.openai.com, a BaseURL alone talks
 // to a local server that needs no key.
 type Config struct {
@@ -82,7 +82,7 @@ type Backoff struct {
 // ConfigFromEnv returns the configuration the environment describes:
 // OPENAI_API_KEY, OPENAI_BASE_URL, DAGENT_MODEL and, for Azure OpenAI's
 // deployment API, OPENAI_API_VERSION. Other fields are left zero (their
-// defaults). Pass the result to NewOpenAI, which reports ErrNotConfigured
+// defaults). Pass the result to [New], which reports [ErrNotConfigured]
 // when neither a key nor a base URL is set.
 func ConfigFromEnv() Config {
 	return Config{
@@ -103,7 +103,7 @@ func (c Config) String() string {
 	if base == "" {
 		base = "https://api.openai.com/v1"
 	}
-	s := fmt.Sprintf("llm.Config{BaseURL: %q, Model: %q, APIKey: %s", base, c.Model, key)
+	s := fmt.Sprintf("openai.Config{BaseURL: %q, Model: %q, APIKey: %s", base, c.Model, key)
 	if c.AzureAPIVersion != "" {
 		s += fmt.Sprintf(", AzureAPIVersion: %q", c.AzureAPIVersion)
 	}

@@ -1,4 +1,8 @@
-package llm
+// Package openai is the [llm.Client] for any OpenAI-compatible chat
+// completions server: OpenAI, Azure OpenAI, vLLM, Ollama, the llama.cpp
+// server and others, with retries of transient faults. It is the one
+// package of dagent that links an HTTP client and an OpenAI SDK.
+package openai
 
 import (
 	"context"
@@ -9,70 +13,27 @@ import (
 	"net/http"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/dagent-dev/dagent/llm"
+	goopenai "github.com/sashabaranov/go-openai"
 )
 
-// Errors of OpenAI.Complete.
-var (
-	// ErrEmptyResponse reports an answer with no choices, or whose message
-	// has neither content nor tool calls. The Response returned with it
-	// still carries the usage and finish reason.
-	ErrEmptyResponse = errors.New("llm: empty response")
-	// ErrNoModel reports a request that names no model to a client that has
-	// no default model.
-	ErrNoModel = errors.New("llm: no model: set DAGENT_MODEL (or --model, Config.Model, Request.Model)")
-)
+// ErrNoModel reports a request that names no model to a client that has no
+// default model.
+var ErrNoModel = errors.New("llm: no model: set DAGENT_MODEL (or --model, Config.Model, Request.Model)")
 
-// APIError is an error status answered by the server: a 4xx other than 429,
-// or a 429 or 5xx that persisted through every retry. The error go-openai
-// made of it (*openai.APIError or *openai.RequestError) is in Err.
-type APIError struct {
-	// Status is the HTTP status code.
-	Status int
-	// Message is the server's explanation.
-	Message string
-	// Type and Code are the error's type and code when the server gave them.
-	Type string
-	Code string
-	// Err is the underlying go-openai error, if any.
-	Err error
-}
-
-// Error describes e.
-func (e *APIError) Error() string {
-	s := fmt.Sprintf("llm: server answered %d %s", e.Status, http.StatusText(e.Status))
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	switch e.Status {
-	case http.StatusNotFound:
-		s += " (check the base URL: OpenAI-compatible servers usually serve under /v1, e.g. http://localhost:8080/v1; and check the model name)"
-	case http.StatusUnauthorized:
-		s += " (check OPENAI_API_KEY)"
-	}
-	return s
-}
-
-// Unwrap returns the go-openai error.
-func (e *APIError) Unwrap() error { return e.Err }
-
-// Retryable reports whether the status is a transient fault (429, 500, 502,
-// 503, 504), one that persisted through the client's retries.
-func (e *APIError) Retryable() bool { return retryableStatus(e.Status) }
-
-// OpenAI is a Client for any OpenAI-compatible chat completions server:
-// OpenAI, Azure OpenAI, vLLM, Ollama, the llama.cpp server and others. It
-// retries transient faults (see Config) and is safe for concurrent use.
-type OpenAI struct {
+// Client is an [llm.Client] for any OpenAI-compatible chat completions
+// server. It retries transient faults (see [Config]) and is safe for
+// concurrent use. Create it with [New].
+type Client struct {
 	cfg    Config
-	client *openai.Client
+	client *goopenai.Client
 }
 
-var _ Client = (*OpenAI)(nil)
+var _ llm.Client = (*Client)(nil)
 
-// NewOpenAI returns a client configured by c. It reports ErrNotConfigured
+// New returns a client configured by c. It reports [ErrNotConfigured]
 // when c has neither an API key nor a base URL.
-func NewOpenAI(c Config) (*OpenAI, error) {
+func New(c Config) (*Client, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
@@ -81,13 +42,13 @@ func NewOpenAI(c Config) (*OpenAI, error) {
 	if key == "" {
 		key = placeholderKey
 	}
-	var oc openai.ClientConfig
+	var oc goopenai.ClientConfig
 	if c.AzureAPIVersion != "" {
-		oc = openai.DefaultAzureConfig(key, c.BaseURL)
+		oc = goopenai.DefaultAzureConfig(key, c.BaseURL)
 		oc.APIVersion = c.AzureAPIVersion
 		oc.AzureModelMapperFunc = func(model string) string { return model }
 	} else {
-		oc = openai.DefaultConfig(key)
+		oc = goopenai.DefaultConfig(key)
 		if c.BaseURL != "" {
 			oc.BaseURL = strings.TrimRight(c.BaseURL, "/")
 		}
@@ -111,29 +72,29 @@ func NewOpenAI(c Config) (*OpenAI, error) {
 		Jar:           base.Jar,
 		Timeout:       base.Timeout,
 	}
-	return &OpenAI{cfg: c, client: openai.NewClientWithConfig(oc)}, nil
+	return &Client{cfg: c, client: goopenai.NewClientWithConfig(oc)}, nil
 }
 
-// Model is the default model, used when a Request names none.
-func (c *OpenAI) Model() string { return c.cfg.Model }
+// Model is the default model, used when a request names none.
+func (c *Client) Model() string { return c.cfg.Model }
 
 // Complete sends req to the server's /chat/completions and returns the
 // first choice.
-func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
+func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	creq, err := c.chatRequest(req)
 	if err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	cresp, err := c.client.CreateChatCompletion(ctx, creq)
 	if err != nil {
-		return Response{}, c.apiError(ctx, creq.Model, err)
+		return llm.Response{}, c.apiError(ctx, creq.Model, err)
 	}
 	return response(cresp)
 }
 
 // chatRequest maps req to go-openai's request.
-func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) {
-	var creq openai.ChatCompletionRequest
+func (c *Client) chatRequest(req llm.Request) (goopenai.ChatCompletionRequest, error) {
+	var creq goopenai.ChatCompletionRequest
 	creq.Model = req.Model
 	if creq.Model == "" {
 		creq.Model = c.cfg.Model
@@ -145,12 +106,12 @@ func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) 
 		return creq, errors.New("llm: request has no messages")
 	}
 	for _, m := range req.Messages {
-		cm := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		cm := goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
-			cm.ToolCalls = append(cm.ToolCalls, openai.ToolCall{
+			cm.ToolCalls = append(cm.ToolCalls, goopenai.ToolCall{
 				ID:       tc.ID,
-				Type:     openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+				Type:     goopenai.ToolTypeFunction,
+				Function: goopenai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
 			})
 		}
 		creq.Messages = append(creq.Messages, cm)
@@ -165,9 +126,9 @@ func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) 
 		} else if !json.Valid(params) {
 			return creq, fmt.Errorf("llm: tool %q: parameters are not valid JSON", t.Name)
 		}
-		creq.Tools = append(creq.Tools, openai.Tool{
-			Type:     openai.ToolTypeFunction,
-			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
+		creq.Tools = append(creq.Tools, goopenai.Tool{
+			Type:     goopenai.ToolTypeFunction,
+			Function: &goopenai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
 		})
 	}
 	if s := req.Schema; s != nil {
@@ -178,9 +139,9 @@ func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) 
 		if name == "" {
 			name = "response"
 		}
-		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
-			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+		creq.ResponseFormat = &goopenai.ChatCompletionResponseFormat{
+			Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
 				Name:   name,
 				Schema: s.Schema,
 				Strict: s.Strict,
@@ -202,7 +163,7 @@ func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) 
 		// for them.
 		//lint:ignore SA1019 see above
 		creq.MaxTokens = req.MaxTokens
-		if errors.Is(openai.NewReasoningValidator().Validate(creq), openai.ErrReasoningModelMaxTokensDeprecated) {
+		if errors.Is(goopenai.NewReasoningValidator().Validate(creq), goopenai.ErrReasoningModelMaxTokensDeprecated) {
 			//lint:ignore SA1019 see above
 			creq.MaxTokens, creq.MaxCompletionTokens = 0, req.MaxTokens
 		}
@@ -213,20 +174,20 @@ func (c *OpenAI) chatRequest(req Request) (openai.ChatCompletionRequest, error) 
 }
 
 // response maps go-openai's answer back.
-func response(cresp openai.ChatCompletionResponse) (Response, error) {
-	resp := Response{
+func response(cresp goopenai.ChatCompletionResponse) (llm.Response, error) {
+	resp := llm.Response{
 		Model: cresp.Model,
-		Usage: Usage{PromptTokens: cresp.Usage.PromptTokens, CompletionTokens: cresp.Usage.CompletionTokens},
+		Usage: llm.Usage{PromptTokens: cresp.Usage.PromptTokens, CompletionTokens: cresp.Usage.CompletionTokens},
 	}
 	if len(cresp.Choices) == 0 {
-		return resp, fmt.Errorf("%w: the answer has no choices", ErrEmptyResponse)
+		return resp, fmt.Errorf("%w: the answer has no choices", llm.ErrEmptyResponse)
 	}
 	choice := cresp.Choices[0]
 	resp.FinishReason = string(choice.FinishReason)
 	m := choice.Message
-	resp.Message = Message{Role: m.Role, Content: m.Content}
+	resp.Message = llm.Message{Role: m.Role, Content: m.Content}
 	if resp.Message.Role == "" {
-		resp.Message.Role = RoleAssistant
+		resp.Message.Role = llm.RoleAssistant
 	}
 	if m.Content == "" && len(m.MultiContent) > 0 {
 		var b strings.Builder
@@ -242,39 +203,39 @@ func response(cresp openai.ChatCompletionResponse) (Response, error) {
 			// answer the call.
 			id = fmt.Sprintf("call_%d", i)
 		}
-		resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if m.FunctionCall != nil && len(resp.Message.ToolCalls) == 0 {
 		// The legacy function_call form some servers still answer with.
-		resp.Message.ToolCalls = []ToolCall{{ID: "call_0", Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}}
+		resp.Message.ToolCalls = []llm.ToolCall{{ID: "call_0", Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}}
 	}
 	if resp.Message.Content == "" && len(resp.Message.ToolCalls) == 0 {
 		switch {
 		case m.Refusal != "":
-			return resp, fmt.Errorf("%w: the model refused: %s", ErrEmptyResponse, m.Refusal)
+			return resp, fmt.Errorf("%w: the model refused: %s", llm.ErrEmptyResponse, m.Refusal)
 		case resp.FinishReason != "":
-			return resp, fmt.Errorf("%w: no content and no tool calls (finish reason %q)", ErrEmptyResponse, resp.FinishReason)
+			return resp, fmt.Errorf("%w: no content and no tool calls (finish reason %q)", llm.ErrEmptyResponse, resp.FinishReason)
 		default:
-			return resp, fmt.Errorf("%w: no content and no tool calls", ErrEmptyResponse)
+			return resp, fmt.Errorf("%w: no content and no tool calls", llm.ErrEmptyResponse)
 		}
 	}
 	return resp, nil
 }
 
-// apiError turns go-openai's error into an *APIError when it is an error
+// apiError turns go-openai's error into an *[llm.APIError] when it is an error
 // status, and otherwise wraps it.
-func (c *OpenAI) apiError(ctx context.Context, model string, err error) error {
-	var oe *openai.APIError
+func (c *Client) apiError(ctx context.Context, model string, err error) error {
+	var oe *goopenai.APIError
 	if errors.As(err, &oe) && oe.HTTPStatusCode > 0 {
-		e := &APIError{Status: oe.HTTPStatusCode, Message: oe.Message, Type: oe.Type, Err: err}
+		e := &llm.APIError{Status: oe.HTTPStatusCode, Message: oe.Message, Type: oe.Type, Err: err}
 		if oe.Code != nil {
 			e.Code = fmt.Sprint(oe.Code)
 		}
 		return e
 	}
-	var re *openai.RequestError
+	var re *goopenai.RequestError
 	if errors.As(err, &re) && re.HTTPStatusCode > 0 {
-		e := &APIError{Status: re.HTTPStatusCode, Err: err}
+		e := &llm.APIError{Status: re.HTTPStatusCode, Err: err}
 		e.Message, e.Type, e.Code = errorBody(re.Body)
 		return e
 	}

@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dagent-dev/dagent/llm"
 )
 
 // ErrTimeout reports that an attempt got no complete answer within
@@ -144,15 +146,9 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// retryableStatus reports whether a response status is a transient fault.
-func retryableStatus(status int) bool {
-	switch status {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
+// retryableStatus reports whether a response status is a transient fault,
+// as [llm.APIError.Retryable] says.
+func retryableStatus(status int) bool { return (&llm.APIError{Status: status}).Retryable() }
 
 // retryable reports whether the outcome of an attempt is a transient fault.
 func retryable(resp *http.Response, err error) bool {

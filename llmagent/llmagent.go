@@ -1,4 +1,7 @@
-package agent
+// Package llmagent is the LLM sub-agent a plan defines: a model with a
+// prompt and the tools of a [registry.Registry], run in a tool-calling
+// loop, as an [agent.Agent].
+package llmagent
 
 import (
 	"bytes"
@@ -15,9 +18,11 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/edit"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 )
 
 // Defaults of an LLM agent.
@@ -57,7 +62,7 @@ var ErrToolRefused = errors.New("tool call refused")
 // error quotes the start of the answer.
 var ErrInvalidOutput = errors.New("invalid output")
 
-// LLM is the sub-agent a plan defines: a model with a prompt and the tools
+// Agent is the sub-agent a plan defines: a model with a prompt and the tools
 // of the registry the plan agent names, run in a tool-calling loop. It is
 // safe for concurrent use.
 //
@@ -90,7 +95,7 @@ var ErrInvalidOutput = errors.New("invalid output")
 // object or array (also inside a ```json fence) is decoded, and any other
 // answer is the output as text. JSON is decoded with numbers as
 // json.Number. The Result's Usage is the sum of every model call's.
-type LLM struct {
+type Agent struct {
 	// Client is the model.
 	Client llm.Client
 	// Model names the model; empty means the client's default.
@@ -100,7 +105,7 @@ type LLM struct {
 	// Tools are the names of the registry tools the agent may use.
 	Tools []string
 	// Registry is where the tools come from.
-	Registry *Registry
+	Registry *registry.Registry
 	// MaxTurns bounds the tool-calling turns; zero or less means
 	// DefaultMaxTurns. A model still calling tools after that many turns
 	// fails the attempt with ErrMaxTurns.
@@ -114,20 +119,20 @@ type LLM struct {
 
 // Run asks the model to do the task, running the tools it calls, until it
 // answers. On error the Result still carries the usage so far.
-func (l *LLM) Run(ctx context.Context, req Request) (Result, error) {
-	var usage Usage
+func (l *Agent) Run(ctx context.Context, req agent.Request) (agent.Result, error) {
+	var usage agent.Usage
 	if l.Client == nil {
-		return Result{}, errors.New("llm agent: no LLM client is configured")
+		return agent.Result{}, errors.New("llm agent: no LLM client is configured")
 	}
 	tools, allowed, err := l.tools()
 	if err != nil {
-		return Result{}, fmt.Errorf("llm agent: %w", err)
+		return agent.Result{}, fmt.Errorf("llm agent: %w", err)
 	}
 	var schema *llm.Schema
 	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, req.OutputSchema); err != nil {
-			return Result{}, fmt.Errorf("llm agent: the task's output schema is not JSON: %w", err)
+			return agent.Result{}, fmt.Errorf("llm agent: the task's output schema is not JSON: %w", err)
 		}
 		schema = &llm.Schema{Name: "output", Schema: json.RawMessage(compact.Bytes()), Strict: true}
 	}
@@ -146,7 +151,7 @@ func (l *LLM) Run(ctx context.Context, req Request) (Result, error) {
 	var refused []string // calls of tools the agent may not use
 	for turn := 0; ; turn++ {
 		if ctx.Err() != nil {
-			return Result{Usage: usage}, llmInterrupted(ctx)
+			return agent.Result{Usage: usage}, llmInterrupted(ctx)
 		}
 		resp, err := l.Client.Complete(ctx, llm.Request{
 			Model:       l.Model,
@@ -158,24 +163,24 @@ func (l *LLM) Run(ctx context.Context, req Request) (Result, error) {
 		usage = usage.Add(resp.Usage)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Result{Usage: usage}, llmInterrupted(ctx)
+				return agent.Result{Usage: usage}, llmInterrupted(ctx)
 			}
-			return Result{Usage: usage}, fmt.Errorf("llm agent: model call %d: %w", turn+1, err)
+			return agent.Result{Usage: usage}, fmt.Errorf("llm agent: model call %d: %w", turn+1, err)
 		}
 		m := resp.Message
 		if len(m.ToolCalls) == 0 {
 			out, err := answer(m.Content, resp.FinishReason, schema != nil)
 			if err != nil {
-				return Result{Usage: usage}, fmt.Errorf("llm agent: %w", err)
+				return agent.Result{Usage: usage}, fmt.Errorf("llm agent: %w", err)
 			}
-			return Result{Output: out, Usage: usage}, nil
+			return agent.Result{Output: out, Usage: usage}, nil
 		}
 		if turn >= maxTurns {
 			names := make([]string, len(m.ToolCalls))
 			for i, c := range m.ToolCalls {
 				names[i] = c.Name
 			}
-			return Result{Usage: usage}, fmt.Errorf("llm agent: %w: the model was still calling tools (%s) after %d turns", ErrMaxTurns, strings.Join(names, ", "), maxTurns)
+			return agent.Result{Usage: usage}, fmt.Errorf("llm agent: %w: the model was still calling tools (%s) after %d turns", ErrMaxTurns, strings.Join(names, ", "), maxTurns)
 		}
 		m.Role = llm.RoleAssistant
 		msgs = append(msgs, m)
@@ -185,12 +190,12 @@ func (l *LLM) Run(ctx context.Context, req Request) (Result, error) {
 			}
 		}
 		if len(refused) >= MaxRefusedCalls {
-			return Result{Usage: usage}, fmt.Errorf("llm agent: %w: the model called tools this agent may not use %d times (%s); %s",
+			return agent.Result{Usage: usage}, fmt.Errorf("llm agent: %w: the model called tools this agent may not use %d times (%s); %s",
 				ErrToolRefused, len(refused), strings.Join(refused, ", "), toolList(allowed, l.Tools))
 		}
-		results, err := callTools(ctx, m.ToolCalls, allowed, l.Tools, maxData)
+		results, err := callTools(ctx, l.Registry, m.ToolCalls, allowed, l.Tools, maxData)
 		if err != nil {
-			return Result{Usage: usage}, err
+			return agent.Result{Usage: usage}, err
 		}
 		msgs = append(msgs, results...)
 	}
@@ -206,24 +211,24 @@ func llmInterrupted(ctx context.Context) error {
 
 // tools returns the agent's tools as the model is told of them, and by
 // name as they run. A tool missing from the registry is an error matching
-// ErrUnknownTool; a name given twice counts once.
-func (l *LLM) tools() ([]llm.Tool, map[string]registeredTool, error) {
+// registry.ErrUnknownTool; a name given twice counts once.
+func (l *Agent) tools() ([]llm.Tool, map[string]registry.Tool, error) {
 	var (
 		tools   []llm.Tool
-		allowed = make(map[string]registeredTool, len(l.Tools))
+		allowed = make(map[string]registry.Tool, len(l.Tools))
 		missing []string
 	)
 	for _, name := range l.Tools {
 		if _, dup := allowed[name]; dup || slices.Contains(missing, name) {
 			continue
 		}
-		t, ok := l.Registry.lookupTool(name)
+		t, ok := l.Registry.LookupTool(name)
 		if !ok {
 			missing = append(missing, name)
 			continue
 		}
 		allowed[name] = t
-		tools = append(tools, llm.Tool{Name: name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)})
+		tools = append(tools, llm.Tool{Name: name, Description: t.Description, Parameters: t.Parameters})
 	}
 	if len(missing) > 0 {
 		return nil, nil, unknownTools(missing, l.Registry.ToolNames())
@@ -235,7 +240,7 @@ func (l *LLM) tools() ([]llm.Tool, map[string]registeredTool, error) {
 type unknownToolError struct{ msg string }
 
 func (e *unknownToolError) Error() string        { return e.msg }
-func (e *unknownToolError) Is(target error) bool { return target == ErrUnknownTool }
+func (e *unknownToolError) Is(target error) bool { return target == registry.ErrUnknownTool }
 
 func unknownTools(missing, known []string) error {
 	var b strings.Builder
@@ -283,7 +288,7 @@ Use the tools you are given when the task needs them, with arguments that satisf
 Answer with the result of the task itself, without preamble or commentary. When the task asks for JSON, or the user message gives a JSON Schema for the answer, answer with the JSON value alone, not wrapped in a code fence.`
 
 // system returns the system message: the prompt, then the preamble.
-func (l *LLM) system() string {
+func (l *Agent) system() string {
 	if p := strings.TrimSpace(l.Prompt); p != "" {
 		return p + "\n\n" + preamble
 	}
@@ -292,7 +297,7 @@ func (l *LLM) system() string {
 
 // userMessage lays out the task: its input, the diagnosis of the previous
 // attempt, the data it reads, and the schema of the answer.
-func userMessage(req Request, schema *llm.Schema, maxData int) string {
+func userMessage(req agent.Request, schema *llm.Schema, maxData int) string {
 	var b strings.Builder
 	b.WriteString("## Task\n")
 	if in := strings.TrimSpace(taskText(req)); in != "" {
@@ -349,7 +354,7 @@ var reference = regexp.MustCompile(`\{\{[^{}]*\}\}`)
 // template, each {{results...}} in it points to its value's data block, so
 // that upstream text is never part of the instructions; otherwise it is the
 // input without the retry note.
-func taskText(req Request) string {
+func taskText(req agent.Request) string {
 	if req.Template == "" {
 		return taskInput(req)
 	}
@@ -370,7 +375,7 @@ const retryNote = "\n\nPrevious attempt failed"
 // quotes req.Diagnosis: the diagnosis can hold untrusted text — an output,
 // a tool's standard error — so it is shown as data instead. An input whose
 // note is not recognised is kept whole.
-func taskInput(req Request) string {
+func taskInput(req agent.Request) string {
 	if req.Diagnosis == "" {
 		return req.Input
 	}
@@ -446,7 +451,7 @@ func render(v any) string {
 // call of a tool the agent does not have, or with arguments its schema
 // refuses, is not run; the refusal is its result. The error is a done ctx,
 // or a tool that panicked.
-func callTools(ctx context.Context, calls []llm.ToolCall, allowed map[string]registeredTool, names []string, maxData int) ([]llm.Message, error) {
+func callTools(ctx context.Context, reg *registry.Registry, calls []llm.ToolCall, allowed map[string]registry.Tool, names []string, maxData int) ([]llm.Message, error) {
 	out := make([]llm.Message, len(calls))
 	panics := make([]any, len(calls))
 	sem := make(chan struct{}, maxParallelTools)
@@ -462,7 +467,7 @@ func callTools(ctx context.Context, calls []llm.ToolCall, allowed map[string]reg
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		if err := t.validateArgs(args); err != nil {
+		if err := reg.CheckToolArgs(c.Name, args); err != nil {
 			out[i].Content = fmt.Sprintf("refused: the tool %q was not run: %v. Call it again with arguments that satisfy its parameters schema.", c.Name, err)
 			continue
 		}
@@ -495,7 +500,7 @@ func callTools(ctx context.Context, calls []llm.ToolCall, allowed map[string]reg
 }
 
 // callTool runs t under its timeout.
-func callTool(ctx context.Context, t registeredTool, args json.RawMessage) (string, error) {
+func callTool(ctx context.Context, t registry.Tool, args json.RawMessage) (string, error) {
 	if t.Timeout <= 0 {
 		return t.Run(ctx, args)
 	}
@@ -509,7 +514,7 @@ func callTool(ctx context.Context, t registeredTool, args json.RawMessage) (stri
 }
 
 // refusal is the result of a call of a tool the agent does not have.
-func refusal(name string, allowed map[string]registeredTool, names []string) string {
+func refusal(name string, allowed map[string]registry.Tool, names []string) string {
 	if len(allowed) == 0 {
 		return fmt.Sprintf("refused: there is no tool %q; %s. Answer without tools.", name, toolList(allowed, names))
 	}
@@ -517,7 +522,7 @@ func refusal(name string, allowed map[string]registeredTool, names []string) str
 }
 
 // toolList says which tools the agent has, in the order of names.
-func toolList(allowed map[string]registeredTool, names []string) string {
+func toolList(allowed map[string]registry.Tool, names []string) string {
 	var have []string
 	for _, n := range names {
 		if _, ok := allowed[n]; ok && !slices.Contains(have, n) {
@@ -596,18 +601,18 @@ func excerpt(s string) string {
 	return fmt.Sprintf("%q (%d bytes in all)", cut+"…", len(s))
 }
 
-// LLMAgents returns the factory of the agents a plan defines, for
-// runner.WithPlanAgents: an *LLM for each, on client c with the tools of
+// Agents returns the factory of the agents a plan defines, for
+// runner.WithPlanAgents: an *[Agent] for each, on client c with the tools of
 // reg. The plan agent's Model, when set, overrides model; plan.DefaultAgent,
 // whose definition is empty, is an LLM agent with no tools and no prompt
 // beyond dagent's preamble. An agent that names a tool reg does not have is
-// an error matching ErrUnknownTool that names the tools.
-func LLMAgents(c llm.Client, reg *Registry, model string) func(name string, def plan.Agent) (Agent, error) {
-	return func(name string, def plan.Agent) (Agent, error) {
+// an error matching [registry.ErrUnknownTool] that names the tools.
+func Agents(c llm.Client, reg *registry.Registry, model string) func(name string, def plan.Agent) (agent.Agent, error) {
+	return func(name string, def plan.Agent) (agent.Agent, error) {
 		if c == nil {
 			return nil, fmt.Errorf("agent %q is an LLM agent, and no LLM client is configured", name)
 		}
-		a := &LLM{Client: c, Model: model, Prompt: def.Prompt, Tools: slices.Clone(def.Tools), Registry: reg}
+		a := &Agent{Client: c, Model: model, Prompt: def.Prompt, Tools: slices.Clone(def.Tools), Registry: reg}
 		if def.Model != "" {
 			a.Model = def.Model
 		}

@@ -1,8 +1,7 @@
-package agent
+package regfile
 
 import (
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/testproc"
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/registry/internal/toolschema"
 	"github.com/dagent-dev/dagent/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +27,7 @@ func TestLoadRegistryFiles(t *testing.T) {
 	for _, file := range []string{"testdata/registry.yaml", "testdata/registry.json"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			r, err := LoadRegistry(file)
+			r, err := Load(file)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"check", "go-vet"}, r.Names())
 
@@ -34,7 +37,7 @@ func TestLoadRegistryFiles(t *testing.T) {
 			assert.Equal(t, []string{"findings", "packages"}, vet.Outputs)
 			assert.Equal(t, []string{"(string? data/input)"}, vet.Preconditions)
 			assert.Equal(t, 2*time.Minute, vet.Timeout)
-			assert.Equal(t, &Command{
+			assert.Equal(t, &agent.Command{
 				Argv: []string{"go", "run", "./worker", "vet"},
 				Env:  []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"},
 				Dir:  base,
@@ -44,46 +47,46 @@ func TestLoadRegistryFiles(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, []string{"ok"}, r.Outputs("check"))
 			assert.Zero(t, check.Timeout)
-			assert.Equal(t, &Command{
+			assert.Equal(t, &agent.Command{
 				Argv: []string{filepath.Join(base, "workers", "check.sh"), "--strict"},
 				Dir:  filepath.Join(base, "workers", "data"),
 			}, check.Agent)
-			require.NoError(t, check.Check(context.Background(), Request{Input: "draft"}))
-			err = check.Check(context.Background(), Request{Input: ""})
-			require.ErrorIs(t, err, ErrPrecondition)
+			require.NoError(t, check.Check(context.Background(), agent.Request{Input: "draft"}))
+			err = check.Check(context.Background(), agent.Request{Input: ""})
+			require.ErrorIs(t, err, registry.ErrPrecondition)
 			assert.ErrorContains(t, err, `precondition 2 of worker "check" not met: `)
 			assert.ErrorContains(t, err, `: the input is empty`)
 		})
 	}
 }
 
-func TestParseRegistry(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	base := filepath.FromSlash("/srv/dagent")
 	tests := []struct {
 		name, data string
-		want       map[string]Command
+		want       map[string]agent.Command
 	}{
-		{"empty workers", "workers: {}", map[string]Command{}},
-		{"minimal", "workers:\n  w:\n    command: [go]\n", map[string]Command{"w": {Argv: []string{"go"}}}},
-		{"json", `{"workers": {"w": {"command": ["go", "vet"], "description": null}}}`, map[string]Command{"w": {Argv: []string{"go", "vet"}}}},
-		{"relative program", "workers:\n  w:\n    command: [./bin/w, ./arg]\n", map[string]Command{"w": {Argv: []string{filepath.Join(base, "bin", "w"), "./arg"}}}},
-		{"parent program", "workers:\n  w:\n    command: [../w]\n", map[string]Command{"w": {Argv: []string{filepath.Join(base, "..", "w")}}}},
-		{"absolute program", "workers:\n  w:\n    command: [/usr/bin/w]\n    dir: /tmp\n", map[string]Command{"w": {Argv: []string{"/usr/bin/w"}, Dir: "/tmp"}}},
-		{"relative dir", "workers:\n  w:\n    command: [w]\n    dir: a/b\n", map[string]Command{"w": {Argv: []string{"w"}, Dir: filepath.Join(base, "a", "b")}}},
-		{"env sorted, values as written", "workers:\n  w:\n    command: [w]\n    env: {Z: last, A: 0x10, M: true, E: ''}\n", map[string]Command{"w": {Argv: []string{"w"}, Env: []string{"A=0x10", "E=", "M=true", "Z=last"}}}},
-		{"anchors", "workers:\n  a: &w\n    command: [w]\n  b: *w\n", map[string]Command{"a": {Argv: []string{"w"}}, "b": {Argv: []string{"w"}}}},
-		{"numeric worker name", "workers:\n  42:\n    command: [w]\n", map[string]Command{"42": {Argv: []string{"w"}}}},
+		{"empty workers", "workers: {}", map[string]agent.Command{}},
+		{"minimal", "workers:\n  w:\n    command: [go]\n", map[string]agent.Command{"w": {Argv: []string{"go"}}}},
+		{"json", `{"workers": {"w": {"command": ["go", "vet"], "description": null}}}`, map[string]agent.Command{"w": {Argv: []string{"go", "vet"}}}},
+		{"relative program", "workers:\n  w:\n    command: [./bin/w, ./arg]\n", map[string]agent.Command{"w": {Argv: []string{filepath.Join(base, "bin", "w"), "./arg"}}}},
+		{"parent program", "workers:\n  w:\n    command: [../w]\n", map[string]agent.Command{"w": {Argv: []string{filepath.Join(base, "..", "w")}}}},
+		{"absolute program", "workers:\n  w:\n    command: [/usr/bin/w]\n    dir: /tmp\n", map[string]agent.Command{"w": {Argv: []string{"/usr/bin/w"}, Dir: "/tmp"}}},
+		{"relative dir", "workers:\n  w:\n    command: [w]\n    dir: a/b\n", map[string]agent.Command{"w": {Argv: []string{"w"}, Dir: filepath.Join(base, "a", "b")}}},
+		{"env sorted, values as written", "workers:\n  w:\n    command: [w]\n    env: {Z: last, A: 0x10, M: true, E: ''}\n", map[string]agent.Command{"w": {Argv: []string{"w"}, Env: []string{"A=0x10", "E=", "M=true", "Z=last"}}}},
+		{"anchors", "workers:\n  a: &w\n    command: [w]\n  b: *w\n", map[string]agent.Command{"a": {Argv: []string{"w"}}, "b": {Argv: []string{"w"}}}},
+		{"numeric worker name", "workers:\n  42:\n    command: [w]\n", map[string]agent.Command{"42": {Argv: []string{"w"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := ParseRegistry([]byte(tt.data), base)
+			r, err := Parse([]byte(tt.data), base)
 			require.NoError(t, err)
-			got := make(map[string]Command)
+			got := make(map[string]agent.Command)
 			for _, name := range r.Names() {
 				w, _ := r.Lookup(name)
-				got[name] = *w.Agent.(*Command)
+				got[name] = *w.Agent.(*agent.Command)
 			}
 			assert.Equal(t, tt.want, got)
 		})
@@ -154,7 +157,7 @@ func TestParseRegistryErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := ParseRegistry([]byte(tt.data), "/base")
+			r, err := Parse([]byte(tt.data), "/base")
 			require.Error(t, err)
 			assert.Nil(t, r)
 			assert.ErrorIs(t, err, ErrInvalidRegistry)
@@ -169,7 +172,7 @@ func TestParseRegistryErrors(t *testing.T) {
 
 func TestParseRegistryPreconditionError(t *testing.T) {
 	t.Parallel()
-	_, err := ParseRegistry([]byte("workers:\n  w:\n    command: [a]\n    preconditions: [\"(> 1\"]\n"), "")
+	_, err := Parse([]byte("workers:\n  w:\n    command: [a]\n    preconditions: [\"(> 1\"]\n"), "")
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	var ce *verify.CompileError
 	require.ErrorAs(t, err, &ce)
@@ -181,18 +184,18 @@ func TestLoadRegistryErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "registry.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("workers:\n  x:\n    comand: [a]\n"), 0o600))
-	_, err := LoadRegistry(bad)
+	_, err := Load(bad)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.EqualError(t, err, bad+`:3: worker "x": unknown key "comand"; did you mean "command"?`)
 
 	empty := filepath.Join(dir, "empty.json")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
-	_, err = LoadRegistry(empty)
+	_, err = Load(empty)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.EqualError(t, err, empty+`: the registry is empty; it needs a "workers" or a "tools" map`)
 
 	missing := filepath.Join(dir, "missing.yaml")
-	_, err = LoadRegistry(missing)
+	_, err = Load(missing)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "read registry: open "+missing)
@@ -203,11 +206,11 @@ func TestLoadRegistryErrors(t *testing.T) {
 	_, err = io.CopyN(f, zeroReader{}, maxRegistryBytes+1)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	_, err = LoadRegistry(huge)
+	_, err = Load(huge)
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.EqualError(t, err, huge+": the file is larger than the 4 MiB a registry may take")
 
-	_, err = ParseRegistry(make([]byte, maxRegistryBytes+1), "")
+	_, err = Parse(make([]byte, maxRegistryBytes+1), "")
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.EqualError(t, err, "the registry is larger than the 4 MiB it may take")
 }
@@ -235,7 +238,7 @@ func TestParseRegistryAliasBomb(t *testing.T) {
 		b.WriteString("  v" + strconv.Itoa(i) + ": *w\n")
 	}
 	start := time.Now()
-	_, err := ParseRegistry([]byte(b.String()), "")
+	_, err := Parse([]byte(b.String()), "")
 	require.ErrorIs(t, err, ErrInvalidRegistry)
 	assert.ErrorContains(t, err, "the registry's values, with aliases followed, exceed 16 MiB")
 	assert.Less(t, time.Since(start), 10*time.Second)
@@ -249,22 +252,22 @@ func TestLoadRegistryRunsFromAnyDirectory(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "workers"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "data"), 0o755))
-	copyFile(t, exe, filepath.Join(root, "workers", "helper"))
-	registry := `workers:
+	testproc.CopyFile(t, exe, filepath.Join(root, "workers", "helper"))
+	file := `workers:
   env:
     command: ["./workers/helper", "-test.run=^$"]
     dir: data
     env: {AGENT_TEST_HELPER: env, AGENT_TEST_VALUE: from the registry, GORACE: atexit_sleep_ms=0}
 `
-	require.NoError(t, os.WriteFile(filepath.Join(root, "registry.yaml"), []byte(registry), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "registry.yaml"), []byte(file), 0o600))
 
 	t.Chdir(root)
-	r, err := LoadRegistry("registry.yaml")
+	r, err := Load("registry.yaml")
 	require.NoError(t, err)
 	t.Chdir(t.TempDir())
 	w, ok := r.Lookup("env")
 	require.True(t, ok)
-	res, err := w.Agent.Run(context.Background(), Request{})
+	res, err := w.Agent.Run(context.Background(), agent.Request{})
 	require.NoError(t, err)
 	out := res.Output.(map[string]any)
 	assert.Equal(t, "from the registry", out["value"])
@@ -275,18 +278,7 @@ func TestLoadRegistryRunsFromAnyDirectory(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	require.NoError(t, err)
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(dst, src)
-	require.NoError(t, errors.Join(err, dst.Close()))
-}
-
-// FuzzParseRegistry checks that ParseRegistry never panics, that every
+// FuzzParseRegistry checks that Parse never panics, that every
 // error it returns is an invalid registry, and that every worker it accepts
 // runs a command, and every tool it accepts has a valid parameters schema.
 // The seed corpus is testdata/fuzz/FuzzParseRegistry.
@@ -297,7 +289,7 @@ func FuzzParseRegistry(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ParseRegistry(data, "/base")
+		r, err := Parse(data, "/base")
 		if err != nil {
 			require.Nil(t, r)
 			require.ErrorIs(t, err, ErrInvalidRegistry)
@@ -308,7 +300,7 @@ func FuzzParseRegistry(f *testing.F) {
 			w, ok := r.Lookup(name)
 			require.True(t, ok)
 			require.NotEmpty(t, name)
-			c, ok := w.Agent.(*Command)
+			c, ok := w.Agent.(*agent.Command)
 			require.True(t, ok)
 			require.NotEmpty(t, c.Argv)
 			require.NotEmpty(t, c.Argv[0])
@@ -319,7 +311,7 @@ func FuzzParseRegistry(f *testing.F) {
 			require.True(t, ok)
 			require.NotNil(t, tool.Run)
 			require.GreaterOrEqual(t, tool.Timeout, time.Duration(0))
-			_, _, err := compileParameters(tool.Parameters)
+			_, _, err := toolschema.Compile(tool.Parameters)
 			require.NoError(t, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/dagent-dev/dagent/llm"
+	goopenai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func userRequest(content string) Request {
-	return Request{Messages: []Message{{Role: RoleSystem, Content: "Be brief."}, {Role: RoleUser, Content: content}}}
+func userRequest(content string) llm.Request {
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "Be brief."}, {Role: llm.RoleUser, Content: content}}}
 }
 
 func TestCompletePlainAnswer(t *testing.T) {
@@ -32,9 +33,9 @@ func TestCompletePlainAnswer(t *testing.T) {
 	resp, err := srv.client().Complete(context.Background(), req)
 	require.NoError(t, err)
 
-	assert.Equal(t, Response{
-		Message:      Message{Role: RoleAssistant, Content: "Paris."},
-		Usage:        Usage{PromptTokens: 12, CompletionTokens: 3},
+	assert.Equal(t, llm.Response{
+		Message:      llm.Message{Role: llm.RoleAssistant, Content: "Paris."},
+		Usage:        llm.Usage{PromptTokens: 12, CompletionTokens: 3},
 		Model:        "served-model",
 		FinishReason: "stop",
 	}, resp)
@@ -57,19 +58,19 @@ func TestCompleteRequestMapping(t *testing.T) {
 	zero := 0.0
 	tests := []struct {
 		name  string
-		edit  func(*Request)
+		edit  func(*llm.Request)
 		check func(t *testing.T, body map[string]any)
 	}{
 		{
 			name: "request model overrides the default",
-			edit: func(r *Request) { r.Model = "other-model" },
+			edit: func(r *llm.Request) { r.Model = "other-model" },
 			check: func(t *testing.T, body map[string]any) {
 				assert.Equal(t, "other-model", body["model"])
 			},
 		},
 		{
 			name: "zero temperature is sent",
-			edit: func(r *Request) { r.Temperature = &zero },
+			edit: func(r *llm.Request) { r.Temperature = &zero },
 			check: func(t *testing.T, body map[string]any) {
 				require.Contains(t, body, "temperature")
 				assert.InDelta(t, 0, body["temperature"], 1e-30)
@@ -77,7 +78,7 @@ func TestCompleteRequestMapping(t *testing.T) {
 		},
 		{
 			name: "no temperature, no max tokens",
-			edit: func(*Request) {},
+			edit: func(*llm.Request) {},
 			check: func(t *testing.T, body map[string]any) {
 				assert.NotContains(t, body, "temperature")
 				assert.NotContains(t, body, "max_tokens")
@@ -86,7 +87,7 @@ func TestCompleteRequestMapping(t *testing.T) {
 		},
 		{
 			name: "reasoning models get max_completion_tokens",
-			edit: func(r *Request) { r.Model = "o3-mini"; r.MaxTokens = 100 },
+			edit: func(r *llm.Request) { r.Model = "o3-mini"; r.MaxTokens = 100 },
 			check: func(t *testing.T, body map[string]any) {
 				assert.NotContains(t, body, "max_tokens")
 				assert.EqualValues(t, 100, body["max_completion_tokens"])
@@ -94,7 +95,7 @@ func TestCompleteRequestMapping(t *testing.T) {
 		},
 		{
 			name: "a tool without parameters gets an empty object schema",
-			edit: func(r *Request) { r.Tools = []Tool{{Name: "now"}} },
+			edit: func(r *llm.Request) { r.Tools = []llm.Tool{{Name: "now"}} },
 			check: func(t *testing.T, body map[string]any) {
 				assert.Equal(t, []any{map[string]any{"type": "function", "function": map[string]any{
 					"name": "now", "parameters": map[string]any{"type": "object", "properties": map[string]any{}},
@@ -118,15 +119,15 @@ func TestCompleteRequestErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		model   string
-		req     Request
+		req     llm.Request
 		wantIs  error
 		wantMsg string
 	}{
 		{name: "no model anywhere", req: userRequest("hi"), wantIs: ErrNoModel, wantMsg: "DAGENT_MODEL"},
-		{name: "no messages", model: "m", req: Request{}, wantMsg: "no messages"},
-		{name: "invalid tool parameters", model: "m", req: Request{Messages: userRequest("x").Messages, Tools: []Tool{{Name: "t", Parameters: json.RawMessage(`{`)}}}, wantMsg: `tool "t": parameters are not valid JSON`},
-		{name: "schema without schema", model: "m", req: Request{Messages: userRequest("x").Messages, Schema: &Schema{Name: "s"}}, wantMsg: `schema "s"`},
-		{name: "negative max tokens", model: "m", req: Request{Messages: userRequest("x").Messages, MaxTokens: -1}, wantMsg: "negative MaxTokens"},
+		{name: "no messages", model: "m", req: llm.Request{}, wantMsg: "no messages"},
+		{name: "invalid tool parameters", model: "m", req: llm.Request{Messages: userRequest("x").Messages, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`{`)}}}, wantMsg: `tool "t": parameters are not valid JSON`},
+		{name: "schema without schema", model: "m", req: llm.Request{Messages: userRequest("x").Messages, Schema: &llm.Schema{Name: "s"}}, wantMsg: `schema "s"`},
+		{name: "negative max tokens", model: "m", req: llm.Request{Messages: userRequest("x").Messages, MaxTokens: -1}, wantMsg: "negative MaxTokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,17 +154,17 @@ func TestCompleteToolCallRoundTrip(t *testing.T) {
 	)
 	cl := srv.client()
 	params := json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)
-	req := Request{
-		Messages: []Message{{Role: RoleUser, Content: "Weather in Paris?"}},
-		Tools:    []Tool{{Name: "get_weather", Description: "Current weather of a city", Parameters: params}},
+	req := llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Weather in Paris?"}},
+		Tools:    []llm.Tool{{Name: "get_weather", Description: "Current weather of a city", Parameters: params}},
 	}
 
 	first, err := cl.Complete(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, "tool_calls", first.FinishReason)
-	assert.Equal(t, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}, first.Message)
+	assert.Equal(t, llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}, first.Message)
 
-	req.Messages = append(req.Messages, first.Message, Message{Role: RoleTool, ToolCallID: "call_abc", Content: `{"sky":"clear"}`})
+	req.Messages = append(req.Messages, first.Message, llm.Message{Role: llm.RoleTool, ToolCallID: "call_abc", Content: `{"sky":"clear"}`})
 	second, err := cl.Complete(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, "It is sunny in Paris.", second.Message.Content)
@@ -188,14 +189,14 @@ func TestCompleteToolCallWithoutID(t *testing.T) {
 	}))
 	resp, err := srv.client().Complete(context.Background(), userRequest("go"))
 	require.NoError(t, err)
-	assert.Equal(t, []ToolCall{{ID: "call_0", Name: "a", Arguments: "{}"}, {ID: "call_1", Name: "b", Arguments: "{}"}}, resp.Message.ToolCalls)
+	assert.Equal(t, []llm.ToolCall{{ID: "call_0", Name: "a", Arguments: "{}"}, {ID: "call_1", Name: "b", Arguments: "{}"}}, resp.Message.ToolCalls)
 }
 
 func TestCompleteStructuredOutput(t *testing.T) {
 	srv := newFakeServer(t, answer(`{"city":"Paris"}`))
 	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`
 	req := userRequest("Capital of France as JSON")
-	req.Schema = &Schema{Name: "answer", Schema: json.RawMessage(schema), Strict: true}
+	req.Schema = &llm.Schema{Name: "answer", Schema: json.RawMessage(schema), Strict: true}
 
 	resp, err := srv.client().Complete(context.Background(), req)
 	require.NoError(t, err)
@@ -218,32 +219,32 @@ func TestCompleteEmptyResponse(t *testing.T) {
 		name      string
 		body      string
 		wantMsg   string
-		wantUsage Usage
+		wantUsage llm.Usage
 	}{
 		{
 			name:      "no choices",
 			body:      `{"id":"x","object":"chat.completion","model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}`,
 			wantMsg:   "no choices",
-			wantUsage: Usage{PromptTokens: 5},
+			wantUsage: llm.Usage{PromptTokens: 5},
 		},
 		{
 			name:      "empty content",
 			body:      completionJSON(`{"role":"assistant","content":""}`, "length", 7, 100),
 			wantMsg:   `finish reason "length"`,
-			wantUsage: Usage{PromptTokens: 7, CompletionTokens: 100},
+			wantUsage: llm.Usage{PromptTokens: 7, CompletionTokens: 100},
 		},
 		{
 			name:      "refusal",
 			body:      completionJSON(`{"role":"assistant","content":null,"refusal":"I cannot help with that."}`, "stop", 7, 6),
 			wantMsg:   "refused: I cannot help with that.",
-			wantUsage: Usage{PromptTokens: 7, CompletionTokens: 6},
+			wantUsage: llm.Usage{PromptTokens: 7, CompletionTokens: 6},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, reply(http.StatusOK, tt.body))
 			resp, err := srv.client().Complete(context.Background(), userRequest("hi"))
-			require.ErrorIs(t, err, ErrEmptyResponse)
+			require.ErrorIs(t, err, llm.ErrEmptyResponse)
 			assert.Contains(t, err.Error(), tt.wantMsg)
 			assert.Equal(t, tt.wantUsage, resp.Usage, "the usage of an empty answer is still reported")
 			assert.Equal(t, 1, srv.hits(), "an empty answer is not retried")
@@ -347,15 +348,15 @@ func TestCompleteErrorStatuses(t *testing.T) {
 				assert.Equal(t, "ok", resp.Message.Content)
 				return
 			}
-			var apiErr *APIError
+			var apiErr *llm.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tt.wantStatus, apiErr.Status)
 			assert.Equal(t, tt.wantMsg, apiErr.Message)
 			assert.Equal(t, retryableStatus(tt.wantStatus), apiErr.Retryable())
 			assert.Contains(t, err.Error(), tt.wantMsg)
 			// go-openai's own error types are still reachable.
-			var oe *openai.APIError
-			var re *openai.RequestError
+			var oe *goopenai.APIError
+			var re *goopenai.RequestError
 			assert.True(t, errors.As(err, &oe) || errors.As(err, &re), "go-openai's error is wrapped: %#v", apiErr.Err)
 		})
 	}
@@ -364,7 +365,7 @@ func TestCompleteErrorStatuses(t *testing.T) {
 func TestCompleteAPIErrorFields(t *testing.T) {
 	srv := newFakeServer(t, reply(400, `{"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}`))
 	_, err := srv.client().Complete(context.Background(), userRequest("hi"))
-	var apiErr *APIError
+	var apiErr *llm.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "invalid_request_error", apiErr.Type)
 	assert.Equal(t, "context_length_exceeded", apiErr.Code)
@@ -375,7 +376,7 @@ func TestCompleteNotFoundHint(t *testing.T) {
 	srv := newFakeServer(t, answer("ok"))
 	cl := srv.client(func(c *Config) { c.BaseURL = srv.srv.URL }) // missing /v1
 	_, err := cl.Complete(context.Background(), userRequest("hi"))
-	var apiErr *APIError
+	var apiErr *llm.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 404, apiErr.Status)
 	assert.Contains(t, err.Error(), "/v1")
@@ -490,7 +491,7 @@ func TestCompleteContextStopsRetries(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		_, err := srv.client().Complete(ctx, userRequest("hi"))
-		var apiErr *APIError
+		var apiErr *llm.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 503, apiErr.Status)
 		assert.Less(t, time.Since(start), time.Second)
@@ -509,7 +510,7 @@ func TestCompleteConnectionRefused(t *testing.T) {
 	srv := newFakeServer(t, answer("ok"))
 	url := srv.srv.URL
 	srv.srv.Close()
-	cl, err := NewOpenAI(Config{BaseURL: url + "/v1", Model: "m", MaxRetries: 2, Backoff: Backoff{Initial: time.Millisecond, Max: time.Millisecond}})
+	cl, err := New(Config{BaseURL: url + "/v1", Model: "m", MaxRetries: 2, Backoff: Backoff{Initial: time.Millisecond, Max: time.Millisecond}})
 	require.NoError(t, err)
 	_, err = cl.Complete(context.Background(), userRequest("hi"))
 	require.Error(t, err)
@@ -548,7 +549,7 @@ func (timeoutError) Error() string   { return "i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
-func TestNewOpenAIConfig(t *testing.T) {
+func TestNewConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -565,7 +566,7 @@ func TestNewOpenAIConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cl, err := NewOpenAI(tt.cfg)
+			cl, err := New(tt.cfg)
 			if tt.wantMsg == "" {
 				require.NoError(t, err)
 				assert.NotNil(t, cl)
@@ -613,7 +614,7 @@ func TestConfigFromEnv(t *testing.T) {
 
 	t.Setenv(EnvAPIKey, "")
 	t.Setenv(EnvBaseURL, "")
-	_, err := NewOpenAI(ConfigFromEnv())
+	_, err := New(ConfigFromEnv())
 	assert.ErrorIs(t, err, ErrNotConfigured)
 }
 

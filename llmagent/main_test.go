@@ -1,0 +1,11 @@
+package llmagent
+
+import (
+	"testing"
+
+	"github.com/dagent-dev/dagent/internal/testproc"
+)
+
+// The command tools of some tests are the test binary itself (package
+// testproc).
+func TestMain(m *testing.M) { testproc.Main(m) }

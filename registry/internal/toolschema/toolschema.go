@@ -1,0 +1,144 @@
+// Package toolschema compiles the parameters schemas of tools and checks
+// arguments against them, for the registry and its file format alike.
+package toolschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// DefaultParameters is the parameters schema of a tool that declares none:
+// an object of any arguments.
+const DefaultParameters = `{"type":"object"}`
+
+// name is what the OpenAI API, and so most servers, accept as a function
+// name.
+var name = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether s is 1 to 64 ASCII letters, digits, "_" or
+// "-", which is what the OpenAI API accepts as a function name.
+func ValidName(s string) bool { return name.MatchString(s) }
+
+// Compile checks that params is the JSON Schema of an object and compiles
+// it. It returns the schema compacted, or DefaultParameters when params is
+// empty.
+func Compile(params json.RawMessage) (json.RawMessage, *jsonschema.Schema, error) {
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = json.RawMessage(DefaultParameters)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, params); err != nil {
+		return nil, nil, fmt.Errorf("the schema is not JSON: %w", err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(compact.Bytes(), &top); err != nil || top == nil {
+		return nil, nil, fmt.Errorf(`the schema must be a JSON object such as {"type": "object", "properties": {...}}, not %s`, jsonKind(compact.Bytes()))
+	}
+	var typ any
+	if raw, ok := top["type"]; ok {
+		_ = json.Unmarshal(raw, &typ)
+	}
+	if typ != "object" {
+		return nil, nil, errors.New(`the schema's "type" must be "object": a tool takes an object of named arguments`)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact.Bytes()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const url = "mem:///parameters.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, nil, fmt.Errorf("the schema is not valid: %w", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the schema is not valid: %s", schemaProblem(err))
+	}
+	return json.RawMessage(compact.Bytes()), s, nil
+}
+
+// noLoader refuses to load schemas from outside the one compiled: a tool's
+// schema is configuration, and compiling it reads no files or URLs. The
+// JSON Schema meta-schemas are built into the compiler.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside the schema; a tool's schema may not refer to other schemas", url)
+}
+
+// ValidateArgs checks the arguments a model wrote for a tool: a JSON object
+// valid for the tool's compiled schema s, when s is not nil. The error says
+// what is wrong, for the model.
+func ValidateArgs(s *jsonschema.Schema, args json.RawMessage) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("the arguments are not JSON: %w", err)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return fmt.Errorf("the arguments must be a JSON object, not %s", jsonKind(args))
+	}
+	if s == nil {
+		return nil
+	}
+	if err := s.Validate(doc); err != nil {
+		return fmt.Errorf("the arguments do not satisfy the tool's parameters schema: %s", schemaProblem(err))
+	}
+	return nil
+}
+
+// schemaProblem flattens an error of the jsonschema package into one line:
+// the leaves of a validation error with where they are, without the
+// package's URLs.
+func schemaProblem(err error) string {
+	var se *jsonschema.SchemaValidationError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var leaves []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			// A leaf prints as "at '/path': what is wrong".
+			leaves = append(leaves, e.Error())
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(leaves, "; ")
+}
+
+// jsonKind says what kind of JSON value data starts with, for messages.
+func jsonKind(data []byte) string {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return "nothing"
+	}
+	switch data[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

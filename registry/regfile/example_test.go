@@ -1,0 +1,54 @@
+package regfile_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/registry/regfile"
+)
+
+// The CLI reads its registry from a YAML or JSON file; each worker runs as
+// a Command.
+func ExampleParse() {
+	r, err := regfile.Parse([]byte(`
+workers:
+  go-vet:
+    description: Runs go vet on the packages in params.packages
+    command: ["go", "vet", "./..."]
+    outputs: [findings]
+    timeout: 2m
+    env: {GOFLAGS: "-mod=mod"}
+`), "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, _ := r.Lookup("go-vet")
+	cmd := w.Agent.(*agent.Command)
+	fmt.Println(w.Description)
+	fmt.Println(w.Outputs, w.Timeout, cmd.Argv, cmd.Env)
+
+	_, err = regfile.Parse([]byte("workers:\n  go-vet:\n    comand: [go, vet]\n"), "")
+	fmt.Println(errors.Is(err, regfile.ErrInvalidRegistry), err)
+	// Output:
+	// Runs go vet on the packages in params.packages
+	// [findings] 2m0s [go vet ./...] [GOFLAGS=-mod=mod]
+	// true line 3: worker "go-vet": unknown key "comand"; did you mean "command"?
+}
+
+// Load reads a registry file; relative programs and directories are taken
+// from the file's directory.
+func ExampleLoad() {
+	r, err := regfile.Load("testdata/registry.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Names(), r.ToolNames())
+	_, err = regfile.Load("testdata/missing.yaml")
+	fmt.Println(errors.Is(err, regfile.ErrInvalidRegistry))
+	// Output:
+	// [check go-vet] [now search]
+	// true
+}
