@@ -160,39 +160,53 @@ func build(p *Plan, r *report) (d *DAG, sound bool) {
 		}
 	}
 
-	// Tarjan's algorithm completes a component after every component it
-	// reaches: dependents before their dependencies. Read backwards, the
-	// components of an acyclic graph are a topological order.
-	sccs := topo.TarjanSCC(d)
-	var comps [][]int
-	for _, scc := range sccs {
-		if len(scc) > 1 {
-			comp := make([]int, len(scc))
-			for k, v := range scc {
-				comp[k] = int(v.ID())
-			}
-			comps = append(comps, comp)
+	// Peeling the tasks whose dependencies are settled (Kahn's algorithm)
+	// orders an acyclic graph and settles each task's level on the way, in
+	// linear time and without a map. What it cannot peel is on a cycle or
+	// downstream of one: only then are the strongly connected components
+	// needed, for the cycle messages.
+	d.level = make([]int, n)
+	waiting := make([]int, n) // dependencies not yet peeled
+	peeled := make([]int, 0, n)
+	for i := range n {
+		waiting[i] = len(d.deps.of(i))
+		if waiting[i] == 0 {
+			peeled = append(peeled, i)
 		}
 	}
-	for _, cycle := range cycles(d, comps) {
-		names := make([]string, len(cycle))
-		for k, i := range cycle {
-			names[k] = p.Tasks[i].ID
+	levels := 0
+	for k := 0; k < len(peeled); k++ {
+		i := peeled[k]
+		levels = max(levels, d.level[i]+1)
+		for _, j := range d.dependents.of(i) {
+			d.level[j] = max(d.level[j], d.level[i]+1)
+			if waiting[j]--; waiting[j] == 0 {
+				peeled = append(peeled, j)
+			}
 		}
-		r.add(cycle[0], CodeCycle, "depends_on", "dependency cycle: "+strings.Join(names, " -> "))
+	}
+	if len(peeled) < n {
+		var comps [][]int
+		for _, scc := range topo.TarjanSCC(d) {
+			if len(scc) > 1 {
+				comp := make([]int, len(scc))
+				for k, v := range scc {
+					comp[k] = int(v.ID())
+				}
+				comps = append(comps, comp)
+			}
+		}
+		for _, cycle := range cycles(d, comps) {
+			names := make([]string, len(cycle))
+			for k, i := range cycle {
+				names[k] = p.Tasks[i].ID
+			}
+			r.add(cycle[0], CodeCycle, "depends_on", "dependency cycle: "+strings.Join(names, " -> "))
+		}
 		sound = false
 	}
 	if !sound {
 		return d, false
-	}
-	d.level = make([]int, n)
-	levels := 0
-	for k := len(sccs) - 1; k >= 0; k-- {
-		i := int(sccs[k][0].ID())
-		for _, j := range d.deps.of(i) {
-			d.level[i] = max(d.level[i], d.level[j]+1)
-		}
-		levels = max(levels, d.level[i]+1)
 	}
 	sizes := make([]int, levels)
 	for _, l := range d.level {
