@@ -254,6 +254,7 @@ func (d *DAG) wire(c *config, r *report) {
 		}
 		return ""
 	}
+	var slots []string // one task's input slots, the buffer reused
 	d.refStart = make([]int, n+1)
 	d.reads = csr{start: make([]int, n+1), items: make([]int, 0, len(d.deps.items))}
 	for i := range p.Tasks {
@@ -265,10 +266,11 @@ func (d *DAG) wire(c *config, r *report) {
 				d.reads.items = append(d.reads.items, j)
 			}
 		}
-		var slots []string // sorted, for a stable report
-		if len(t.Inputs) > 0 {
-			slots = slices.Sorted(maps.Keys(t.Inputs))
+		slots = slots[:0] // sorted, for a stable report
+		for slot := range t.Inputs {
+			slots = append(slots, slot)
 		}
+		slices.Sort(slots)
 		for _, slot := range slots {
 			from := t.Inputs[slot].From
 			if msg := why(i, from); msg != "" {

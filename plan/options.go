@@ -141,12 +141,13 @@ type Catalog interface {
 }
 
 // WithCatalog gives Validate and DAG the host's catalog: tasks may name its
-// workers as their agent, inputs wired from a worker's tasks must read
-// slots it declares, and the tools the plan's agents name must be tools of
-// the catalog (CodeUnknownTool). The check asks the catalog only about the
-// names the plan uses, each once, from the calling goroutine. Workers named
-// by WithWorkers or WithWorkerOutputs count as well; WithWorkerOutputs takes
-// precedence over the catalog for a worker's slots.
+// workers as their agent, inputs wired from a worker's tasks must read slots
+// it declares ([CodeUndeclaredSlot]), the plan must not define an agent with
+// a worker's name ([CodeAgentIsWorker]), and the tools the plan's agents
+// name must be tools of the catalog ([CodeUnknownTool]). The check asks the
+// catalog only about the names the plan uses, each name once, from the
+// calling goroutine. Workers named by [WithWorkers] and [WithWorkerOutputs]
+// count as well; for a worker's slots, WithWorkerOutputs comes first.
 func WithCatalog(cat Catalog) Option {
 	return func(c *config) { c.catalog = cat }
 }
