@@ -53,19 +53,19 @@ func (c *csr) of(i int) []int {
 	return c.items[begin:end:end]
 }
 
-// DAG checks the plan and returns it checked. It reports every problem
-// Validate reports, with the same options and in the same order, as the
-// *[Error] err.
+// DAG checks the plan and returns it checked. err reports every problem
+// Validate reports, with the same options and in the same order, as an
+// *[Error]; it is nil when the plan may run.
 //
 // The DAG is non-nil whenever the plan's structure is sound — the plan has
 // a task, every id is valid and unique, every dependency names another task
 // and there is no cycle — even when err reports other problems (an unknown
 // agent, a bad policy, a limit, a wiring that does not hold). It is nil when
-// the structure is not sound, as there is no graph to return. Callers should
-// handle a non-nil DAG before considering err, as with io.Reader's n > 0 and
-// err != nil: a linter can walk the phases of a plan that may not run.
-// The plan may run only when err is nil; [DAG.Err] returns the same err, so
-// that a stage handed a DAG knows whether it may run it.
+// the structure is not sound, as there is then no graph. As with an
+// io.Reader that returns n > 0 with an error, both results carry meaning: a
+// linter can walk the phases of a DAG whose plan may not run, while a
+// runner must run a DAG only when err is nil. [DAG.Err] returns the same
+// err, so that a stage handed a DAG knows whether it may run it.
 func (p *Plan) DAG(opts ...Option) (*DAG, error) {
 	c := newConfig(opts)
 	r := newReport(p)
