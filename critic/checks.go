@@ -96,7 +96,7 @@ func (r *reviewer) run() {
 	}
 	// The phase checks need a graph, which a plan with missing
 	// dependencies or cycles does not have; those are critical already.
-	if d, err := r.p.DAG(); err == nil {
+	if d, _ := r.p.DAG(); d != nil {
 		r.phases(d)
 	}
 }

@@ -272,7 +272,7 @@ var rules = []Rule{
 		Severity: Warning, Category: "predicate",
 	},
 	{
-		Check:    CheckUnknownTool,
+		Check:    string(plan.CodeUnknownTool), // the same as CheckUnknownTool
 		Title:    "An agent uses a tool the host does not have",
 		Text:     "An agent the plan defines lists a tool that is not in the host's catalog. A plan can name tools, never define them.",
 		Fix:      "Use only tools of the host's catalog.",

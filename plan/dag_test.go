@@ -4,13 +4,10 @@ import (
 	"math/rand"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"gonum.org/v1/gonum/graph"
 
 	"github.com/dagent-dev/dagent/plan"
 )
@@ -255,48 +252,6 @@ func TestDAGEdges(t *testing.T) {
 	})
 }
 
-func TestDAGGraph(t *testing.T) {
-	p := vtPlan(vtTask("merge", "left", "right"), vtTask("left", "fetch"), vtTask("right", "fetch"), vtTask("fetch"))
-	d := dtMustDAG(t, p)
-	g := d.Graph()
-	require.NotNil(t, g)
-	assert.Equal(t, 4, g.Nodes().Len(), "one node per task")
-	for i := range p.Tasks {
-		assert.NotNil(t, g.Node(int64(i)), "node %d is task %d", i, i)
-	}
-	// Edges run from a dependency to its dependent: fetch(3) -> left(1).
-	assert.True(t, g.HasEdgeFromTo(3, 1))
-	assert.True(t, g.HasEdgeFromTo(3, 2))
-	assert.True(t, g.HasEdgeFromTo(1, 0))
-	assert.True(t, g.HasEdgeFromTo(2, 0))
-	assert.False(t, g.HasEdgeFromTo(0, 1), "not from the dependent")
-	assert.False(t, g.HasEdgeFromTo(3, 0), "no transitive edge")
-	assert.Equal(t, 2, g.From(3).Len())
-	assert.Equal(t, 2, g.To(0).Len())
-	assert.Same(t, g, d.Graph(), "the same graph every call")
-
-	t.Run("safe for concurrent use", func(t *testing.T) {
-		d := dtMustDAG(t, p)
-		var wg sync.WaitGroup
-		graphs := make([]graph.Directed, 8)
-		for i := range graphs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				graphs[i] = d.Graph()
-				_ = d.Order()
-				_ = d.Phases()
-				_ = d.Edges()
-			}()
-		}
-		wg.Wait()
-		for _, g := range graphs {
-			assert.Same(t, graphs[0], g)
-			assert.Equal(t, 4, g.Nodes().Len())
-		}
-	})
-}
-
 func TestDAGRefusesInvalidStructure(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -325,15 +280,49 @@ func TestDAGRefusesInvalidStructure(t *testing.T) {
 	}
 }
 
-func TestDAGChecksOnlyStructure(t *testing.T) {
-	// Problems that do not prevent building the graph are Validate's.
-	p := vtPlan(
-		vtWith(vtTask("a"), func(t *plan.Task) { t.Agent, t.Type = "ghost", "bogus" }),
-		vtWith(vtTask("b", "a"), func(t *plan.Task) { t.Input = "{{results.zz}}"; t.MaxRetries = 1000 }),
-	)
-	require.Error(t, p.Validate())
-	d := dtMustDAG(t, p)
-	assert.Equal(t, [][]string{{"a"}, {"b"}}, d.Phases())
+func TestDAGContract(t *testing.T) {
+	sound := func(mod func(*plan.Task)) *plan.Plan {
+		return vtPlan(vtWith(vtTask("a"), mod), vtTask("b", "a"))
+	}
+	tests := []struct {
+		name  string
+		plan  *plan.Plan
+		opts  []plan.Option
+		dag   bool // a DAG is returned
+		codes []plan.Code
+	}{
+		{"valid", sound(func(*plan.Task) {}), nil, true, nil},
+		{"unknown agent", sound(func(t *plan.Task) { t.Agent = "ghost" }), nil, true, []plan.Code{plan.CodeUnknownAgent}},
+		{"the same agent as a known worker", sound(func(t *plan.Task) { t.Agent = "ghost" }), []plan.Option{plan.WithWorkers("ghost")}, true, nil},
+		{"bad type and policy", sound(func(t *plan.Task) { t.Type, t.OnFailure = "bogus", "halt" }), nil, true,
+			[]plan.Code{plan.CodeInvalidType, plan.CodeInvalidOnFailure}},
+		{"over a limit", sound(func(t *plan.Task) { t.MaxRetries = 1000 }), nil, true, []plan.Code{plan.CodeTooManyRetries}},
+		{"too many tasks", sound(func(*plan.Task) {}), []plan.Option{plan.WithLimits(plan.Limits{MaxTasks: 1})}, true, []plan.Code{plan.CodeTooManyTasks}},
+		{"template not upstream", sound(func(t *plan.Task) { t.Input = "{{results.b}}" }), nil, true, []plan.Code{plan.CodeTemplateNotUpstream}},
+		{"missing dependency", sound(func(t *plan.Task) { t.DependsOn = []string{"zz"} }), nil, false, []plan.Code{plan.CodeMissingDependency}},
+		{"cycle and an unknown agent", sound(func(t *plan.Task) { t.DependsOn, t.Agent = []string{"b"}, "ghost" }), nil, false,
+			[]plan.Code{plan.CodeCycle, plan.CodeUnknownAgent}},
+		{"empty plan", &plan.Plan{}, nil, false, []plan.Code{plan.CodeEmptyPlan}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := tt.plan.DAG(tt.opts...)
+			assert.Equal(t, tt.codes, ptCodes(err))
+			assert.Equal(t, plan.Problems(tt.plan.Validate(tt.opts...)), plan.Problems(err), "Validate is the error of DAG")
+			if tt.codes == nil {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, plan.ErrInvalid)
+			}
+			if !tt.dag {
+				assert.Nil(t, d)
+				return
+			}
+			require.NotNil(t, d)
+			assert.Equal(t, err, d.Err(), "Err is the error DAG returned")
+			assert.Equal(t, [][]string{{"a"}, {"b"}}, d.Phases(), "a sound structure has its phases")
+		})
+	}
 }
 
 func TestDAGLongChain(t *testing.T) {
@@ -367,7 +356,7 @@ func TestDAGLongChain(t *testing.T) {
 				require.Equal(t, "t"+strconv.Itoa(i), order[i])
 			}
 			assert.Len(t, d.Edges(), n-1)
-			assert.Equal(t, n, d.Graph().Nodes().Len())
+			assert.Equal(t, n, d.Nodes().Len())
 		})
 	}
 }

@@ -8,10 +8,13 @@
 // task type, a negative retry count or an unparsable timeout is an error that
 // names the task, the field and its position in the source.
 //
-// Validate reports every structural problem at once (duplicate ids, missing
-// dependencies, cycles, unknown agents, references to tasks that are not
-// upstream, limits) as typed Problems with stable codes. A valid plan becomes a
-// DAG: a gonum directed graph with a deterministic topological order and the
-// phases the runner executes in parallel. Schema returns the JSON Schema of the
-// canonical form, and a DAG renders as Markdown, Mermaid, DOT or JSON.
+// [Plan.DAG] checks a plan once and returns it checked: it reports every
+// problem at once (duplicate ids, missing dependencies, cycles, unknown
+// agents, references to tasks that are not upstream, limits) as typed
+// Problems with stable codes, and returns the [DAG] every later stage
+// takes — index, dependencies, levels, phases, a deterministic topological
+// order, sinks, the results each task reads. The DAG is itself a gonum
+// graph.Directed. [Plan.Validate] is the error of that one check. Schema
+// returns the JSON Schema of the canonical form, and a DAG renders as
+// Markdown, Mermaid, DOT or JSON.
 package plan

@@ -20,8 +20,10 @@ func FuzzParse(f *testing.F) {
 			require.ErrorIs(t, err, plan.ErrInvalid)
 			return
 		}
-		_ = p.Validate()
-		if d, err := p.DAG(); err == nil {
+		d, err := p.DAG()
+		require.Equal(t, plan.Problems(p.Validate()), plan.Problems(err), "Validate is the error of DAG")
+		if d != nil {
+			require.Equal(t, err, d.Err())
 			require.Len(t, d.Order(), len(p.Tasks))
 			for _, f := range plan.Formats {
 				require.NoError(t, d.Render(io.Discard, f))

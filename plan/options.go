@@ -43,13 +43,21 @@ func (l Limits) withDefaults() Limits {
 // exceeds reports whether n is over the limit max (negative: no limit).
 func exceeds(n, max int) bool { return max >= 0 && n > max }
 
-// Option configures Parse and Validate.
+// Option configures Parse, Validate and DAG.
 type Option func(*config)
 
 type config struct {
 	limits  Limits
 	workers map[string]bool
 	outputs map[string][]string // worker → declared output slots
+	catalog Catalog
+	asked   map[string]worker // the catalog's answers, asked once a name per check
+}
+
+// worker is what a catalog says of a name.
+type worker struct {
+	slots []string
+	ok    bool
 }
 
 func newConfig(opts []Option) config {
@@ -59,6 +67,33 @@ func newConfig(opts []Option) config {
 	}
 	c.limits = c.limits.withDefaults()
 	return c
+}
+
+// worker reports whether name is a worker and, when described is true, the
+// output slots the inputs wired from its tasks must read.
+func (c *config) worker(name string) (slots []string, described, ok bool) {
+	if slots, ok := c.outputs[name]; ok {
+		return slots, true, true
+	}
+	if c.catalog != nil {
+		w, seen := c.asked[name]
+		if !seen {
+			w.slots, w.ok = c.catalog.WorkerOutputs(name)
+			if c.asked == nil {
+				c.asked = make(map[string]worker)
+			}
+			c.asked[name] = w
+		}
+		if w.ok {
+			return w.slots, w.slots != nil, true
+		}
+	}
+	return nil, false, c.workers[name]
+}
+
+func (c *config) isWorker(name string) bool {
+	_, _, ok := c.worker(name)
+	return ok
 }
 
 // WithLimits replaces the default limits.
@@ -91,4 +126,28 @@ func WithWorkerOutputs(worker string, slots ...string) Option {
 		}
 		c.outputs[worker] = slots
 	}
+}
+
+// Catalog is what the host offers a plan: the workers its tasks may name and
+// the tools its agents may use. A registry of workers and tools satisfies it.
+type Catalog interface {
+	// WorkerOutputs reports whether name is a worker (ok) and the output
+	// slots it declares. Nil slots mean the worker does not describe its
+	// outputs, so the inputs wired from its tasks are not checked; an
+	// empty non-nil slots means it declares none.
+	WorkerOutputs(name string) (slots []string, ok bool)
+	// HasTool reports whether the catalog has the tool.
+	HasTool(name string) bool
+}
+
+// WithCatalog gives Validate and DAG the host's catalog: tasks may name its
+// workers as their agent, inputs wired from a worker's tasks must read slots
+// it declares ([CodeUndeclaredSlot]), the plan must not define an agent with
+// a worker's name ([CodeAgentIsWorker]), and the tools the plan's agents
+// name must be tools of the catalog ([CodeUnknownTool]). The check asks the
+// catalog only about the names the plan uses, each name once, from the
+// calling goroutine. Workers named by [WithWorkers] and [WithWorkerOutputs]
+// count as well; for a worker's slots, WithWorkerOutputs comes first.
+func WithCatalog(cat Catalog) Option {
+	return func(c *config) { c.catalog = cat }
 }

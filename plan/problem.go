@@ -74,6 +74,10 @@ const (
 	// CodeAgentIsWorker: the plan defines an agent with the name of a
 	// registry worker; a plan can name workers, never redefine one.
 	CodeAgentIsWorker Code = "agent_is_worker"
+	// CodeUnknownTool: an agent the plan defines uses a tool the host's
+	// catalog does not have; a plan can name tools, never define them.
+	// Reported only when WithCatalog gives a catalog.
+	CodeUnknownTool Code = "unknown_tool"
 )
 
 // Problem is one thing wrong with a plan.

@@ -132,9 +132,9 @@ func (d *DAG) renderMarkdown(b *strings.Builder) {
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		deps := "—"
-		if len(d.deps[i]) > 0 {
-			names := make([]string, len(d.deps[i]))
-			for k, j := range d.deps[i] {
+		if len(d.deps.of(i)) > 0 {
+			names := make([]string, len(d.deps.of(i)))
+			for k, j := range d.deps.of(i) {
 				names[k] = markdownCode(p.Tasks[j].ID)
 			}
 			deps = strings.Join(names, ", ")

@@ -181,7 +181,7 @@ func escapingDAG(t *testing.T, mission string) *plan.DAG {
 	b := plan.NewTask(`%%{init: {"theme": "dark"}}%%`, "")
 	b.Agent = " padded "
 	b.DependsOn = []string{a.ID}
-	d, err := (&plan.Plan{Mission: mission, Tasks: []plan.Task{a, b}}).DAG()
+	d, err := (&plan.Plan{Mission: mission, Tasks: []plan.Task{a, b}}).DAG(plan.WithWorkers(a.Agent, b.Agent))
 	require.NoError(t, err)
 	return d
 }

@@ -135,7 +135,7 @@ func TestPhasesMatchThePlanDAG(t *testing.T) {
 		}
 		// Shuffle so that dependencies do not always come first.
 		rng.Shuffle(len(p.Tasks), func(i, j int) { p.Tasks[i], p.Tasks[j] = p.Tasks[j], p.Tasks[i] })
-		d, err := p.DAG()
+		d, err := p.DAG(plan.WithWorkers(worker))
 		require.NoError(t, err)
 		want := map[string]int{}
 		for k, phase := range d.Phases() {

@@ -24,11 +24,11 @@ level above its highest dependency.`,
 			if err != nil {
 				return err
 			}
-			p, _, err := loadWith(cmd, args[0], registry)
+			p, reg, err := loadWith(cmd, args[0], registry)
 			if err != nil {
 				return err
 			}
-			d, err := p.DAG()
+			d, err := p.DAG(reg.PlanOptions()...)
 			if err != nil {
 				return err
 			}
