@@ -2,14 +2,10 @@ package critic
 
 import (
 	"fmt"
-	"maps"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/dagent-dev/dagent/internal/edit"
 	"github.com/dagent-dev/dagent/plan"
@@ -62,10 +58,12 @@ var (
 
 // reviewer holds one review's state.
 type reviewer struct {
-	p      *plan.Plan
-	c      config
-	issues []Issue
-	index  map[string]int
+	p       *plan.Plan
+	d       *plan.DAG // nil when the plan's structure is not sound
+	c       config
+	catalog bool // workers were checked against a catalog
+	issues  []Issue
+	index   map[string]int
 }
 
 func (r *reviewer) add(task int, check string, sev Severity, field, msg string) {
@@ -76,19 +74,14 @@ func (r *reviewer) add(task int, check string, sev Severity, field, msg string) 
 	r.issues = append(r.issues, is)
 }
 
-func (r *reviewer) run() {
-	r.index = make(map[string]int, len(r.p.Tasks))
-	for i := range r.p.Tasks {
-		if _, dup := r.index[r.p.Tasks[i].ID]; !dup {
-			r.index[r.p.Tasks[i].ID] = i
-		}
-	}
-	r.structure()
+// run reviews the plan; checked is the error of checking it.
+func (r *reviewer) run(checked error) {
+	r.buildIndex()
+	r.structure(checked)
 	r.unknownKeys()
-	r.tools()
-	checked := r.checkPredicates()
+	r.compilePredicates()
 	for i := range r.p.Tasks {
-		r.predicate(i, checked)
+		r.predicate(i)
 		r.budget(i)
 		r.gateInputs(i)
 		r.optimism(i)
@@ -96,19 +89,27 @@ func (r *reviewer) run() {
 	}
 	// The phase checks need a graph, which a plan with missing
 	// dependencies or cycles does not have; those are critical already.
-	if d, _ := r.p.DAG(); d != nil {
-		r.phases(d)
+	if r.d != nil {
+		r.phases()
 	}
 }
 
-// structure turns the problems of plan validation into critical issues.
-func (r *reviewer) structure() {
-	opts := []plan.Option{plan.WithLimits(r.c.limits)}
-	opts = append(opts, r.c.registry.PlanOptions()...)
-	opts = append(opts, plan.WithWorkers(r.c.workers...))
-	for _, prob := range plan.Problems(r.p.Validate(opts...)) {
+// buildIndex maps ids to the first task with each: the DAG's index when
+// there is one.
+func (r *reviewer) buildIndex() {
+	r.index = make(map[string]int, len(r.p.Tasks))
+	for i := range r.p.Tasks {
+		if _, dup := r.index[r.p.Tasks[i].ID]; !dup {
+			r.index[r.p.Tasks[i].ID] = i
+		}
+	}
+}
+
+// structure turns the problems of checking the plan into critical issues.
+func (r *reviewer) structure(checked error) {
+	for _, prob := range plan.Problems(checked) {
 		is := problemIssue(r.p, prob)
-		if prob.Code == plan.CodeUnknownAgent && r.c.registry != nil {
+		if prob.Code == plan.CodeUnknownAgent && r.catalog {
 			is.Check = CheckUnknownWorker
 			is.Recommendation = fix(CheckUnknownWorker)
 		}
@@ -191,54 +192,26 @@ func closest(key string, keys []string) string {
 	return best
 }
 
-// tools checks the tools of the plan's agents against the catalog.
-func (r *reviewer) tools() {
-	if r.c.tools == nil {
-		return
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.p.Agents)) {
-		for _, tool := range r.p.Agents[name].Tools {
-			if !r.c.tools[tool] {
-				r.add(-1, CheckUnknownTool, Critical, "agents."+name+".tools",
-					fmt.Sprintf("agent %q uses tool %q, which the host's catalog does not have", name, tool))
-			}
-		}
-	}
-}
-
-// checkPredicates checks every distinct predicate of the plan, on all
-// cores: compiling is most of a review's work when LLMs write a different
-// predicate for every task.
-func (r *reviewer) checkPredicates() map[string][]verify.Diagnostic {
-	checked := make(map[string][]verify.Diagnostic)
+// compilePredicates compiles every distinct predicate of the plan into the
+// review's set, on all cores: compiling is most of a review's work when
+// LLMs write a different predicate for every task.
+func (r *reviewer) compilePredicates() {
 	var srcs []string
 	for i := range r.p.Tasks {
 		if src := r.p.Tasks[i].Verification; src != "" {
-			if _, ok := checked[src]; !ok {
-				checked[src] = nil
-				srcs = append(srcs, src)
-			}
+			srcs = append(srcs, src)
 		}
 	}
-	diags := make([][]verify.Diagnostic, len(srcs))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for k, src := range srcs {
-		g.Go(func() error {
-			diags[k] = verify.Check(src)
-			return nil
-		})
-	}
-	_ = g.Wait() // the goroutines return no error
-	for k, src := range srcs {
-		checked[src] = diags[k]
-	}
-	return checked
+	r.c.predicates.CompileAll(srcs)
 }
 
 // predicate reports what checking the task's predicate found.
-func (r *reviewer) predicate(i int, checked map[string][]verify.Diagnostic) {
-	for _, d := range checked[r.p.Tasks[i].Verification] {
+func (r *reviewer) predicate(i int) {
+	src := r.p.Tasks[i].Verification
+	if src == "" {
+		return
+	}
+	for _, d := range r.c.predicates.Check(src) {
 		if d.Severity == verify.SeverityError {
 			r.add(i, CheckInvalidPredicate, Critical, "verification", fmt.Sprintf("the predicate does not compile: %s: %s", d.Pos, d.Message))
 		} else {
@@ -374,8 +347,8 @@ func wordByte(s string, i int) bool {
 }
 
 // phases checks the width of the phases and the tasks nothing uses.
-func (r *reviewer) phases(d *plan.DAG) {
-	phases := d.Phases()
+func (r *reviewer) phases() {
+	phases := r.d.Phases()
 	gateAfter := make([]bool, len(phases)) // a gate in a phase after k
 	for k := len(phases) - 2; k >= 0; k-- {
 		gateAfter[k] = gateAfter[k+1] || slices.ContainsFunc(phases[k+1], func(id string) bool {
@@ -396,16 +369,10 @@ func (r *reviewer) phases(d *plan.DAG) {
 	if len(r.p.Tasks) < 2 {
 		return
 	}
-	used := make(map[string]bool)
-	for i := range r.p.Tasks {
-		for _, dep := range r.p.Tasks[i].DependsOn {
-			used[dep] = true
-		}
-	}
 	last := len(phases) - 1
 	for k, phase := range phases[:last] {
 		for _, id := range phase {
-			if !used[id] {
+			if i, _ := r.d.Index(id); len(r.d.Dependents(i)) == 0 {
 				r.add(r.index[id], CheckOrphanTask, Info, "",
 					fmt.Sprintf("nothing depends on the task, yet it runs in phase %d, before the last phase %d: its result is never used", k, last))
 			}

@@ -3,6 +3,7 @@ package critic
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -31,7 +32,8 @@ func FuzzReviewSource(f *testing.F) {
 	reg := registry.New()
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
 	require.NoError(f, reg.Register("scraper", registry.Worker{Outputs: []string{"items"}, Agent: noop}))
-	withHost := []Option{WithRegistry(reg), WithTools("search")}
+	require.NoError(f, reg.RegisterTool("search", registry.Tool{Run: func(context.Context, json.RawMessage) (string, error) { return "", nil }}))
+	withHost := []Option{WithCatalog(reg)}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, _ := plan.Parse(data)

@@ -81,9 +81,9 @@ func hostRegistry(t testing.TB) *registry.Registry {
 func options(t testing.TB, check string) []critic.Option {
 	switch check {
 	case critic.CheckUnknownTool:
-		return []critic.Option{critic.WithTools("arxiv", "search")}
+		return []critic.Option{critic.WithCatalog(toolCatalog{"arxiv", "search"})}
 	case critic.CheckUnknownWorker, string(plan.CodeUndeclaredSlot), string(plan.CodeAgentIsWorker):
-		return []critic.Option{critic.WithRegistry(hostRegistry(t))}
+		return []critic.Option{critic.WithCatalog(hostRegistry(t))}
 	case string(plan.CodePlanTooLarge):
 		return []critic.Option{critic.WithLimits(plan.Limits{MaxPlanBytes: 64})}
 	case string(plan.CodeTooManyTasks):
@@ -492,25 +492,25 @@ func TestUnknownWorkerReplacesUnknownAgent(t *testing.T) {
 	p.Tasks[0].Agent = "scrapper"
 	without := critic.Review(p)
 	assert.Equal(t, []string{string(plan.CodeUnknownAgent)}, checksOf(without))
-	with := critic.Review(p, critic.WithRegistry(hostRegistry(t)))
+	with := critic.Review(p, critic.WithCatalog(hostRegistry(t)))
 	require.Equal(t, []string{critic.CheckUnknownWorker}, checksOf(with))
 	assert.Equal(t, critic.Critical, with.Issues[0].Severity)
 	assert.Contains(t, with.Recommendations[0], "worker of the registry")
 
 	p.Tasks[0].Agent = "scraper"
-	assert.Empty(t, critic.Review(p, critic.WithRegistry(hostRegistry(t))).Issues)
+	assert.Empty(t, critic.Review(p, critic.WithCatalog(hostRegistry(t))).Issues)
 }
 
 func TestUnknownTool(t *testing.T) {
 	p := tasks("a: read the paper")
 	p.Agents = map[string]plan.Agent{"reader": {Tools: []string{"arxiv", "browse"}}, "writer": {Tools: []string{"shell"}}}
-	assert.Empty(t, issuesOf(critic.Review(p), critic.CheckUnknownTool), "without WithTools tools are not checked")
-	found := issuesOf(critic.Review(p, critic.WithTools("arxiv")), critic.CheckUnknownTool)
+	assert.Empty(t, issuesOf(critic.Review(p), critic.CheckUnknownTool), "without a catalog tools are not checked")
+	found := issuesOf(critic.Review(p, critic.WithCatalog(toolCatalog{"arxiv"})), critic.CheckUnknownTool)
 	require.Len(t, found, 2)
 	assert.Equal(t, "agents.reader.tools", found[0].Field)
 	assert.Contains(t, found[0].Message, `"browse"`)
 	assert.Equal(t, "agents.writer.tools", found[1].Field)
-	assert.Len(t, issuesOf(critic.Review(p, critic.WithTools()), critic.CheckUnknownTool), 3, "an empty catalog has no tools")
+	assert.Len(t, issuesOf(critic.Review(p, critic.WithCatalog(toolCatalog{})), critic.CheckUnknownTool), 3, "an empty catalog has no tools")
 }
 
 func TestUnknownKeyDidYouMean(t *testing.T) {
@@ -558,3 +558,10 @@ func TestEmptyPlanScoresLowest(t *testing.T) {
 	assert.Equal(t, 1, rep.Score)
 	assert.Equal(t, critic.NoPlan, rep.Summary)
 }
+
+// toolCatalog is a host catalog of tools and no workers.
+type toolCatalog []string
+
+func (toolCatalog) WorkerOutputs(string) ([]string, bool) { return nil, false }
+
+func (c toolCatalog) HasTool(name string) bool { return slices.Contains(c, name) }

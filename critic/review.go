@@ -6,63 +6,93 @@ import (
 	"fmt"
 
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Option configures a review.
 type Option func(*config)
 
 type config struct {
-	registry *registry.Registry
-	workers  []string        // more workers, beside the registry's
-	tools    map[string]bool // nil: tools are not checked
-	limits   plan.Limits
+	catalog    plan.Catalog
+	workers    []string // more workers, beside the catalog's
+	limits     plan.Limits
+	predicates *verify.Set
 }
 
-// WithRegistry checks the plan against the host's workers: tasks must name
-// workers it has (unknown_worker), and inputs must read the slots they
-// declare.
-func WithRegistry(r *registry.Registry) Option {
-	return func(c *config) { c.registry = r }
+// planOptions are the options the plan is checked with.
+func (c *config) planOptions() []plan.Option {
+	opts := []plan.Option{plan.WithLimits(c.limits), plan.WithWorkers(c.workers...)}
+	if c.catalog != nil {
+		opts = append(opts, plan.WithCatalog(c.catalog))
+	}
+	return opts
 }
 
-// WithWorkers names workers the host runs beside the registry's — Go
-// agents given to the runner with runner.WithAgent — so that tasks may name
-// them.
+// WithCatalog checks the plan against the host's catalog — a
+// *registry.Registry is one: tasks must name workers it has
+// (unknown_worker), inputs must read the slots they declare
+// (undeclared_slot), and agents the plan defines may use only its tools
+// (unknown_tool). Without it, workers and tools are not checked.
+func WithCatalog(c plan.Catalog) Option {
+	return func(cfg *config) { cfg.catalog = c }
+}
+
+// WithWorkers names workers the host runs beside the catalog's — Go
+// agents given to the runner with [runner.WithAgent] — so that tasks may
+// name them.
 func WithWorkers(names ...string) Option {
 	return func(c *config) { c.workers = append(c.workers, names...) }
 }
 
-// WithTools names the tools of the host's catalog; agents the plan defines
-// may only use these (unknown_tool). Without it, tools are not checked.
-func WithTools(names ...string) Option {
-	return func(c *config) {
-		if c.tools == nil {
-			c.tools = make(map[string]bool, len(names))
-		}
-		for _, n := range names {
-			c.tools[n] = true
-		}
-	}
-}
-
-// WithLimits sets the limits the plan is validated against. Default
-// plan.DefaultLimits().
+// WithLimits sets the limits the plan is checked against. Default
+// [plan.DefaultLimits].
 func WithLimits(l plan.Limits) Option {
 	return func(c *config) { c.limits = l }
 }
 
-// Review checks p statically and returns the report.
-func Review(p *plan.Plan, opts ...Option) Report {
+// WithPredicates compiles the plan's predicates in s, so that a runner
+// handed the same set evaluates the compilations the review checked, and a
+// repaired plan recompiles only its new predicates. Default: a set of the
+// review's own.
+func WithPredicates(s *verify.Set) Option {
+	return func(c *config) { c.predicates = s }
+}
+
+func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
+	if c.predicates == nil {
+		c.predicates = verify.NewSet()
+	}
+	return c
+}
+
+// Review checks p statically and returns the report. It checks the plan
+// once, as [plan.Plan.DAG] does with the host's options, and reviews the
+// result as [ReviewDAG] does.
+func Review(p *plan.Plan, opts ...Option) Report {
+	c := newConfig(opts)
 	if p == nil {
 		p = &plan.Plan{} // reviewed as the empty plan it is
 	}
-	r := &reviewer{p: p, c: c}
-	r.run()
+	d, err := p.DAG(c.planOptions()...)
+	return review(p, d, err, c)
+}
+
+// ReviewDAG reviews a plan that is already checked: the problems of
+// d.Err() are its critical issues, and the design checks read d's graph.
+// Options that describe the host (WithCatalog, WithWorkers, WithLimits)
+// are those d was checked with and are not applied again; d.Catalog()
+// says whether workers were checked.
+func ReviewDAG(d *plan.DAG, opts ...Option) Report {
+	return review(d.Plan(), d, d.Err(), newConfig(opts))
+}
+
+func review(p *plan.Plan, d *plan.DAG, checked error, c config) Report {
+	r := &reviewer{p: p, d: d, c: c, catalog: c.catalog != nil || d != nil && d.Catalog() != nil}
+	r.run(checked)
 	rep := Report{Issues: r.issues}
 	rep.finish()
 	if len(p.Tasks) == 0 {
@@ -81,10 +111,7 @@ const NoPlan = "No plan could be read from the text; nothing can run."
 // a text that is not a plan yields a report, never an error: one with score
 // 1 and the summary NoPlan.
 func ReviewSource(src []byte, opts ...Option) Report {
-	var c config
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newConfig(opts)
 	p, err := plan.Parse(src, plan.WithLimits(c.limits))
 	var parsed []Issue
 	for _, prob := range plan.Problems(err) {
@@ -101,7 +128,8 @@ func ReviewSource(src []byte, opts ...Option) Report {
 		rep.Score, rep.Summary = 1, NoPlan
 		return rep
 	}
-	rep := Review(p, opts...)
+	d, err := p.DAG(c.planOptions()...)
+	rep := review(p, d, err, c)
 	rep.Issues = append(parsed, rep.Issues...)
 	rep.finish()
 	if len(p.Tasks) == 0 {

@@ -201,7 +201,7 @@ func assertPlanOrder(t *testing.T, p *plan.Plan, rep critic.Report) {
 }
 
 func TestStableOrder(t *testing.T) {
-	opts := []critic.Option{critic.WithTools("search")}
+	opts := []critic.Option{critic.WithCatalog(toolCatalog{"search"})}
 	base := critic.Review(messy(), opts...)
 	require.Greater(t, len(base.Issues), 8, "%s", format(base))
 	assertPlanOrder(t, messy(), base)

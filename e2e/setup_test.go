@@ -238,7 +238,7 @@ func maxCorrections() int {
 
 // criticOptions review plans as the planner and the executor do.
 func criticOptions(reg *registry.Registry) []critic.Option {
-	return []critic.Option{critic.WithRegistry(reg), critic.WithTools(reg.ToolNames()...)}
+	return []critic.Option{critic.WithCatalog(reg)}
 }
 
 // executorOptions run plans on reg's workers and on LLM agents of e's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -502,7 +503,7 @@ func TestExecuteCriticOptions(t *testing.T) {
 	require.NoError(t, err, "tools are not checked without a catalog")
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 
-	_, err = run(executor.WithCritic(critic.WithTools("search")))
+	_, err = run(executor.WithCritic(critic.WithCatalog(tools{"search"})))
 	var refused *executor.RefusedError
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, critic.CheckUnknownTool, refused.Report.Issues[0].Check)
@@ -526,7 +527,7 @@ func TestExecuteRegistryWorker(t *testing.T) {
 	opts := func(rp *replanner) []executor.Option {
 		return []executor.Option{
 			executor.WithRunner(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})),
-			executor.WithCritic(critic.WithRegistry(reg)),
+			executor.WithCritic(critic.WithCatalog(reg)),
 			executor.WithReplanner(rp),
 		}
 	}
@@ -563,3 +564,10 @@ func TestWithAgentNamesAWorker(t *testing.T) {
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, int32(1), calls.Load())
 }
+
+// tools is a host catalog of tools and no workers.
+type tools []string
+
+func (tools) WorkerOutputs(string) ([]string, bool) { return nil, false }
+
+func (c tools) HasTool(name string) bool { return slices.Contains(c, name) }

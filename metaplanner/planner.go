@@ -256,7 +256,7 @@ func (p *Planner) request(msgs []llm.Message) llm.Request {
 func (p *Planner) criticOptions() []critic.Option {
 	opts := []critic.Option{critic.WithLimits(p.limits)}
 	if p.registry != nil {
-		opts = append(opts, critic.WithRegistry(p.registry), critic.WithTools(p.registry.ToolNames()...))
+		opts = append(opts, critic.WithCatalog(p.registry))
 	}
 	return opts
 }

@@ -23,9 +23,10 @@ import (
 // tasks after building its DAG invalidates the DAG. There is no useful zero
 // DAG: get one from [Plan.DAG].
 type DAG struct {
-	plan  *Plan
-	err   error
-	index map[string]int // id → index of the first task with it
+	plan    *Plan
+	err     error
+	catalog Catalog        // the catalog it was checked against, if any
+	index   map[string]int // id → index of the first task with it
 	// nodes holds one node per task, so that the graph hands out nodes
 	// without allocating.
 	nodes      []taskNode
@@ -97,6 +98,7 @@ func (p *Plan) DAG(opts ...Option) (*DAG, error) {
 	}
 	d.wire(&c, r)
 	d.err = r.err()
+	d.catalog = c.catalog
 	if !sound {
 		return nil, d.err
 	}
@@ -319,6 +321,10 @@ func (d *DAG) checkSlots(c *config, r *report, i int, names []string) {
 // Err returns the error [Plan.DAG] returned with d: nil when the plan may
 // run, else the *[Error] listing every problem.
 func (d *DAG) Err() error { return d.err }
+
+// Catalog returns the catalog the plan was checked against ([WithCatalog]),
+// or nil.
+func (d *DAG) Catalog() Catalog { return d.catalog }
 
 // Plan returns the plan the DAG was built from.
 func (d *DAG) Plan() *Plan { return d.plan }

@@ -61,9 +61,9 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 			fmt.Fprintf(out, "planned %s in %s\n", plural(len(p.Tasks), "task"), plural(res.Attempts, "attempt"))
 		}
 	}
-	criticOpts := []critic.Option{critic.WithRegistry(a.reg)}
+	var criticOpts []critic.Option
 	if a.reg != nil {
-		criticOpts = append(criticOpts, critic.WithTools(a.reg.ToolNames()...))
+		criticOpts = append(criticOpts, critic.WithCatalog(a.reg))
 	}
 	last := &lastRun{}
 	res, err := executor.Execute(ctx, p, a.mission,

@@ -107,11 +107,9 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := []critic.Option{critic.WithRegistry(reg)}
+	var opts []critic.Option
 	if reg != nil {
-		// The registry is the host's whole catalog: plan agents may use
-		// only its tools.
-		opts = append(opts, critic.WithTools(reg.ToolNames()...))
+		opts = append(opts, critic.WithCatalog(reg))
 	}
 	// Every file is read before anything is printed, so that an I/O error
 	// does not leave a partial report behind.
