@@ -7,6 +7,7 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 func ExampleReview() {
@@ -87,4 +88,26 @@ func ExampleReviewWith() {
 	// warning: task outline: input: the input is too short to act on [vague_input]
 	// warning: task write: verification: the predicate can never pass: 1:1: never passes: the predicate always returns a number, but it must return true, false or a diagnosis string [predicate_never_passes]
 	// 8 The plan is acceptable, with minor issues.
+}
+
+func ExampleReviewDAG() {
+	p, err := plan.Parse([]byte(`{"tasks": [
+  {"id": "fetch", "input": "List the open issues", "verification": "(> (count data/result) 0)"},
+  {"id": "digest", "input": "Summarise {{results.fetch}}", "depends_on": ["fetch"],
+   "verification": "(> (count data/result) 0)"}
+]}`))
+	if err != nil {
+		panic(err)
+	}
+	// Check the plan once; the critic and the runner both take the result,
+	// and share one compilation of each distinct predicate.
+	d, err := p.DAG()
+	if err != nil {
+		panic(err)
+	}
+	predicates := verify.NewSet()
+	rep := critic.ReviewDAG(d, critic.WithPredicates(predicates))
+	fmt.Println(rep.Score, len(rep.Issues), predicates.Len())
+	// Output:
+	// 10 0 1
 }

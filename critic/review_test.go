@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -208,4 +211,45 @@ func TestWithWorkers(t *testing.T) {
 	assert.Equal(t, string(plan.CodeUnknownAgent), rep.Issues[0].Check)
 	rep = critic.Review(p, critic.WithWorkers("lookup"))
 	assert.False(t, rep.Has(critic.Critical), "%v", rep.Issues)
+}
+
+// TestReviewDAGMatchesReview: reviewing a checked plan gives the report
+// of reviewing the plan with the options it was checked with, for plans
+// that may run and plans that may not.
+func TestReviewDAGMatchesReview(t *testing.T) {
+	for _, name := range []string{"optimism_bias", "unknown_agent", "too_many_retries", "missing_gate", "unknown_tool"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "checks", name, "bad.json"))
+			require.NoError(t, err)
+			p, err := plan.Parse(data)
+			require.NoError(t, err)
+			cat := toolCatalog{"search"}
+			d, _ := p.DAG(plan.WithCatalog(cat))
+			require.NotNil(t, d, "the structure of %s is sound", name)
+			assert.Equal(t, critic.Review(p, critic.WithCatalog(cat)), critic.ReviewDAG(d))
+		})
+	}
+}
+
+// TestWithPredicatesSharesCompilations: the critic compiles each distinct
+// predicate once into the set it is given, and a second review of the same
+// plan compiles nothing new.
+func TestWithPredicatesSharesCompilations(t *testing.T) {
+	p := tasks("a: list the files", "b: count {{results.a}} <- a")
+	p.Tasks[0].Verification = `(> (count data/result) 0)`
+	p.Tasks[1].Verification = `(> (count data/result) 0)`
+	set := verify.NewSet()
+	rep := critic.Review(p, critic.WithPredicates(set))
+	assert.Empty(t, issuesOf(rep, critic.CheckInvalidPredicate))
+	assert.Equal(t, 1, set.Len())
+	first, err := set.Compile(p.Tasks[0].Verification)
+	require.NoError(t, err)
+
+	p.Tasks[1].Verification = `(cuont data/result)`
+	rep = critic.Review(p, critic.WithPredicates(set))
+	require.Len(t, issuesOf(rep, critic.CheckInvalidPredicate), 1)
+	assert.Equal(t, 2, set.Len())
+	again, err := set.Compile(p.Tasks[0].Verification)
+	require.NoError(t, err)
+	assert.Same(t, first, again, "a predicate the set holds is not compiled again")
 }
