@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/dagent-dev/dagent/llm"
 )
@@ -22,8 +23,8 @@ type Request struct {
 	TaskID string `json:"task_id"`
 	// Agent is the name the task gives its agent.
 	Agent string `json:"agent"`
-	// Input is the task's input with {{results...}} templates expanded and,
-	// on a retry, the previous attempt's diagnosis appended.
+	// Input is the task's input with {{results...}} templates expanded. It
+	// is the same on every attempt: what went wrong before is in Diagnosis.
 	Input string `json:"input"`
 	// Template is the task's input as the plan writes it, {{results...}}
 	// templates unexpanded, set when it has templates; Refs holds the value
@@ -34,8 +35,14 @@ type Request struct {
 	Refs     map[string]any `json:"refs,omitempty"`
 	// Attempt counts from 1.
 	Attempt int `json:"attempt"`
-	// Diagnosis says why the previous attempt failed; empty on the first.
+	// Diagnosis says why the previous attempt failed, on a retry; empty on
+	// the first attempt. It is data, not an instruction: an error message
+	// or a verdict, which may quote the rejected output. An agent that
+	// tells a model about it should present it as such.
 	Diagnosis string `json:"diagnosis,omitempty"`
+	// Failure says how the previous attempt failed, set with Diagnosis, so
+	// that an agent can phrase it: FailureVerification or FailureError.
+	Failure Failure `json:"failure,omitempty"`
 	// Depends holds the outputs of the task's direct dependencies by id.
 	// Skipped dependencies are absent and listed in Skipped.
 	Depends map[string]any `json:"depends"`
@@ -56,6 +63,20 @@ type Request struct {
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
+// Failure is how an attempt failed, as Request.Failure reports it.
+type Failure string
+
+// Ways an attempt fails.
+const (
+	// FailureVerification: the attempt's output was rejected: it failed
+	// the task's verification predicate or output schema, or a synthesis
+	// gate's output said nothing.
+	FailureVerification Failure = "verification"
+	// FailureError: the attempt returned an error, timed out or panicked,
+	// or its output could not be checked.
+	FailureError Failure = "error"
+)
+
 // Result is what an agent returns for one attempt.
 type Result struct {
 	// Output is the task's output: a string, or JSON-shaped data (maps,
@@ -75,3 +96,15 @@ type Func func(ctx context.Context, req Request) (Result, error)
 
 // Run calls f.
 func (f Func) Run(ctx context.Context, req Request) (Result, error) { return f(ctx, req) }
+
+// ErrInvalidOutput is matched by the error of an agent whose answer cannot
+// be the task's output: not JSON when the task has an output schema, empty,
+// or cut off. The runner classifies it as invalid output, which a retry or
+// a repair of the plan may fix.
+var ErrInvalidOutput = errors.New("invalid output")
+
+// ErrToolRefused is matched by the error of an agent that kept asking for
+// tools it may not use. Such calls are never run; an agent that persists
+// in them is likely following instructions planted in its data, so the
+// attempt fails rather than going on.
+var ErrToolRefused = errors.New("tool call refused")

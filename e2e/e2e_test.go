@@ -219,7 +219,7 @@ func TestInjectedFailureReplan(t *testing.T) {
 	require.NotEmpty(t, calls, "the failure of count reached the replanner")
 	first := calls[0]
 	assert.Equal(t, "count", first.failure.TaskID)
-	assert.Equal(t, string(executor.ClassAgentError), first.failure.Class)
+	assert.Equal(t, string(runner.ClassAgentError), first.failure.Class)
 	assert.Contains(t, first.failure.Diagnosis, "injected failure")
 	assert.Contains(t, first.completed, "read", "the completed read is handed over")
 	assert.NotContains(t, first.completed, "count")
@@ -246,7 +246,7 @@ func TestInjectedFailureReplan(t *testing.T) {
 	assert.Equal(t, accepted, xr.ReplanCount, "every accepted repair ran")
 	if accepted > 0 {
 		assert.Equal(t, "count", xr.History[0].TaskID)
-		assert.Equal(t, string(executor.ClassAgentError), xr.History[0].Class)
+		assert.Equal(t, string(runner.ClassAgentError), xr.History[0].Class)
 	}
 	if calls[len(calls)-1].err != nil {
 		assert.Equal(t, executor.HaltReplanFailed, xr.Halt, "a failed replan halts the execution")
@@ -324,7 +324,7 @@ func TestSubAgent(t *testing.T) {
 		assert.IsType(t, "", out["summary"], "summary is a string")
 	default:
 		require.Error(t, sum.Err, "a task that is not done says why")
-		t.Logf("summary: %s, class %s: %v", sum.Status, executor.Classify(sum.Err), sum.Err)
+		t.Logf("summary: %s, class %s: %v", sum.Status, runner.Classify(sum.Err), sum.Err)
 	}
 	if suite.Strict {
 		require.Equal(t, runner.StatusCompleted, xr.Status, "%v", xr.Err)

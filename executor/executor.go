@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -201,8 +202,15 @@ func (e *execution) run(ctx context.Context, p *plan.Plan) (*runner.Result, erro
 			initial[p.Tasks[i].ID] = out
 		}
 	}
-	opts := append(append([]runner.Option{}, e.c.runner...), runner.WithInitialResults(initial))
-	rr, err := runner.New(opts...).Run(ctx, p)
+	opts := append(append([]runner.RunOption{}, e.c.runs...), runner.WithInitialResults(initial))
+	if e.c.runID != "" {
+		id := e.c.runID
+		if k := e.res.ExecutionAttempts; k > 0 {
+			id += "." + strconv.Itoa(k)
+		}
+		opts = append(opts, runner.WithRunID(id))
+	}
+	rr, err := runner.New(e.c.runner...).Run(ctx, p, opts...)
 	if rr == nil {
 		return nil, err
 	}
@@ -253,7 +261,7 @@ func (e *execution) failure(rr *runner.Result, p *plan.Plan) metaplanner.Failure
 		}
 	}
 	if t := rr.Tasks[f.TaskID]; t != nil {
-		f.Class = string(Classify(t.Err))
+		f.Class = string(t.Class)
 		if f.Diagnosis == "" && t.Err != nil {
 			f.Diagnosis = t.Err.Error()
 		}
@@ -274,7 +282,7 @@ func (e *execution) halt(f metaplanner.Failure) string {
 		}
 	}
 	switch {
-	case f.Class == string(ClassBudget) || e.overBudget():
+	case f.Class == string(runner.ClassBudget) || e.overBudget():
 		return HaltBudget
 	case e.res.ReplanCount >= e.c.maxReplans:
 		return HaltMaxReplans

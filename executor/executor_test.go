@@ -122,7 +122,7 @@ func TestExecuteReplanKeepsCompleted(t *testing.T) {
 	assert.Equal(t, map[string]any{"a": "A-out", "c": map[string]any{"n": float64(3)}}, got[0].completed)
 	assert.Same(t, p, got[0].failure.Plan)
 	assert.Equal(t, "b", got[0].failure.TaskID)
-	assert.Equal(t, string(executor.ClassAgentError), got[0].failure.Class)
+	assert.Equal(t, string(runner.ClassAgentError), got[0].failure.Class)
 	assert.Equal(t, "the source is down", got[0].failure.Diagnosis)
 	assert.Empty(t, got[0].history)
 
@@ -283,7 +283,7 @@ func TestExecuteHistory(t *testing.T) {
 	first, second := res.History[0], res.History[1]
 	assert.Equal(t, 1, first.Attempt)
 	assert.Equal(t, "x", first.TaskID)
-	assert.Equal(t, string(executor.ClassVerification), first.Class)
+	assert.Equal(t, string(runner.ClassVerification), first.Class)
 	assert.Equal(t, res.Tasks["x"].Diagnosis, first.Diagnosis)
 	assert.NotEmpty(t, first.Diagnosis)
 	assert.True(t, utf8.ValidString(first.Output), "the excerpt is cut on a rune boundary")
@@ -538,7 +538,7 @@ func TestExecuteRegistryWorker(t *testing.T) {
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"clone2": 1}, w.counts(), "the precondition kept the worker from starting")
 	require.Len(t, res.History, 1)
-	assert.Equal(t, string(executor.ClassPrecondition), res.History[0].Class)
+	assert.Equal(t, string(runner.ClassPrecondition), res.History[0].Class)
 	assert.Contains(t, res.History[0].Diagnosis, "the input is not a URL")
 
 	rp = newReplanner(reply{plan: unknown})

@@ -376,7 +376,7 @@ func TestExecuteMeterBudget(t *testing.T) {
 	assert.Equal(t, runner.StatusReplanRequired, res.Status)
 	assert.Equal(t, map[string]any{"a": "ok"}, res.Outputs())
 	assert.ErrorIs(t, res.Tasks["x"].Err, llm.ErrBudgetExceeded)
-	assert.Equal(t, executor.ClassBudget, executor.Classify(res.Tasks["x"].Err))
+	assert.Equal(t, runner.ClassBudget, res.Tasks["x"].Class)
 	assert.Empty(t, rp.received())
 }
 

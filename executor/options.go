@@ -39,6 +39,8 @@ type Option func(*config)
 
 type config struct {
 	runner                 []runner.Option
+	runs                   []runner.RunOption
+	runID                  string
 	critic                 []critic.Option
 	planner                Replanner
 	maxReplans             int
@@ -62,6 +64,20 @@ func newConfig(opts []Option) config {
 // executor's own.
 func WithRunner(opts ...runner.Option) Option {
 	return func(c *config) { c.runner = append(c.runner, opts...) }
+}
+
+// WithReviews gives the decisions of human reviews, by task id, to every
+// run of the execution, as runner.WithReviews does for one run.
+func WithReviews(decisions map[string]runner.Decision) Option {
+	return func(c *config) { c.runs = append(c.runs, runner.WithReviews(decisions)) }
+}
+
+// WithRunID names the runs of the execution: the first runs under id, and
+// the run of the k-th repair plan under id.k (id.1, id.2, ...), so that a
+// task of a repair plan never shares an idempotency key with the task of
+// an earlier plan it replaces. Default: each run gets a random id.
+func WithRunID(id string) Option {
+	return func(c *config) { c.runID = id }
 }
 
 // WithAgent runs the tasks that name agent name on a, as runner.WithAgent

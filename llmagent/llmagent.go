@@ -40,27 +40,13 @@ const (
 const maxParallelTools = 8
 
 // MaxRefusedCalls is the number of calls of tools it may not use after
-// which an LLM agent gives up with ErrToolRefused. Fewer are refused and
+// which an LLM agent gives up with agent.ErrToolRefused. Fewer are refused and
 // reported back to the model, which may have misremembered a name.
 const MaxRefusedCalls = 3
 
 // ErrMaxTurns is matched by the error of an LLM agent whose model was still
 // calling tools after MaxTurns turns.
 var ErrMaxTurns = errors.New("too many tool-calling turns")
-
-// ErrToolRefused is matched by the error of an LLM agent whose model kept
-// calling tools the agent may not use — tools not among its Tools, or not
-// in the registry — MaxRefusedCalls times in one attempt. Such calls are
-// never run; a model that persists in them is likely following
-// instructions planted in its data, so the attempt fails rather than going
-// on.
-var ErrToolRefused = errors.New("tool call refused")
-
-// ErrInvalidOutput is matched by the error of an LLM agent whose model gave
-// an answer that cannot be the task's output: not JSON when the task has
-// an output schema, empty, or cut off at the model's token limit. The
-// error quotes the start of the answer.
-var ErrInvalidOutput = errors.New("invalid output")
 
 // Agent is the sub-agent a plan defines: a model with a prompt and the tools
 // of the registry the plan agent names, run in a tool-calling loop. It is
@@ -88,7 +74,7 @@ var ErrInvalidOutput = errors.New("invalid output")
 // their schemas; any other call is refused, not run, and the refusal, like
 // a tool's error, is reported back to the model as the call's result. A
 // model that calls tools it may not use MaxRefusedCalls times fails the
-// attempt with ErrToolRefused.
+// attempt with agent.ErrToolRefused.
 //
 // When the request has an OutputSchema, the answer is asked for as
 // structured output and must be JSON; otherwise an answer that is a JSON
@@ -191,7 +177,7 @@ func (l *Agent) Run(ctx context.Context, req agent.Request) (agent.Result, error
 		}
 		if len(refused) >= MaxRefusedCalls {
 			return agent.Result{Usage: usage}, fmt.Errorf("llm agent: %w: the model called tools this agent may not use %d times (%s); %s",
-				ErrToolRefused, len(refused), strings.Join(refused, ", "), toolList(allowed, l.Tools))
+				agent.ErrToolRefused, len(refused), strings.Join(refused, ", "), toolList(allowed, l.Tools))
 		}
 		results, err := callTools(ctx, l.Registry, m.ToolCalls, allowed, l.Tools, maxData)
 		if err != nil {
@@ -539,16 +525,16 @@ func toolList(allowed map[string]registry.Tool, names []string) string {
 func answer(content, finishReason string, structured bool) (any, error) {
 	text := strings.TrimSpace(content)
 	if finishReason == "length" {
-		return nil, fmt.Errorf("%w: the answer was cut off at the model's token limit: %s", ErrInvalidOutput, excerpt(text))
+		return nil, fmt.Errorf("%w: the answer was cut off at the model's token limit: %s", agent.ErrInvalidOutput, excerpt(text))
 	}
 	if text == "" {
-		return nil, fmt.Errorf("%w: the answer is empty", ErrInvalidOutput)
+		return nil, fmt.Errorf("%w: the answer is empty", agent.ErrInvalidOutput)
 	}
 	body := unfence(text)
 	if structured {
 		v, err := decodeJSON(body)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the task has an output schema, and the answer is not JSON (%v): %s", ErrInvalidOutput, err, excerpt(text))
+			return nil, fmt.Errorf("%w: the task has an output schema, and the answer is not JSON (%v): %s", agent.ErrInvalidOutput, err, excerpt(text))
 		}
 		return v, nil
 	}

@@ -482,7 +482,7 @@ func TestLLMStructuredOutput(t *testing.T) {
 			assert.Equal(t, "## Task\nCount.\n\n## Answer\nAnswer with one JSON value, and nothing else, that satisfies this JSON Schema:\n"+compact, reqs[0].Messages[1].Content)
 			assert.Equal(t, u1, res.Usage)
 			if tt.wantErr != "" {
-				require.ErrorIs(t, err, ErrInvalidOutput)
+				require.ErrorIs(t, err, agent.ErrInvalidOutput)
 				assert.EqualError(t, err, tt.wantErr)
 				assert.Nil(t, res.Output)
 				return
@@ -532,7 +532,7 @@ func TestLLMAnswers(t *testing.T) {
 			})
 			res, err := (&Agent{Client: c}).Run(context.Background(), agent.Request{Input: "Answer."})
 			if tt.wantErr != "" {
-				require.ErrorIs(t, err, ErrInvalidOutput)
+				require.ErrorIs(t, err, agent.ErrInvalidOutput)
 				assert.EqualError(t, err, tt.wantErr)
 				return
 			}
@@ -797,7 +797,7 @@ func TestLLMToolRefused(t *testing.T) {
 		say("never", u1),
 	)
 	res, err := (&Agent{Client: c, Tools: []string{"search"}, Registry: reg}).Run(context.Background(), agent.Request{Input: "Go."})
-	require.ErrorIs(t, err, ErrToolRefused)
+	require.ErrorIs(t, err, agent.ErrToolRefused)
 	assert.EqualError(t, err, `llm agent: tool call refused: the model called tools this agent may not use 3 times ("rm", "shell", "rm"); this agent's tools are: search`)
 	assert.Len(t, c.requests(), 3)
 	assert.Equal(t, llm.Usage{PromptTokens: 30, CompletionTokens: 3}, res.Usage)

@@ -191,8 +191,10 @@ func TestTimeouts(t *testing.T) {
 			assert.ErrorIs(t, a.Err, context.DeadlineExceeded)
 			assert.NotErrorIs(t, a.Err, runner.ErrAbandoned)
 			assert.Contains(t, a.Err.Error(), "timed out after "+c.applies)
-			assert.Equal(t, "Previous attempt failed with an error: timed out after "+c.applies+": context deadline exceeded. Adjust your approach to avoid it.",
-				rec.requests("a")[1].Input[len("in\n\n"):])
+			retry := rec.requests("a")[1]
+			assert.Equal(t, "in", retry.Input, "the input does not change on a retry")
+			assert.Equal(t, "timed out after "+c.applies+": context deadline exceeded", retry.Diagnosis)
+			assert.Equal(t, agent.FailureError, retry.Failure)
 		})
 	}
 }

@@ -1,11 +1,14 @@
 package runner_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,25 +25,110 @@ var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error)
 })
 
 // BenchmarkSchedule measures the scheduling overhead per task of a layered
-// DAG of no-op tasks: 10 layers, each task depending on two of the layer
-// before.
+// DAG of no-op tasks (10 layers, each task depending on two of the layer
+// before) for both schedules, beside reference: a plain dependency-counting
+// scheduler that runs the same agent with a goroutine per task under a
+// semaphore of the runner's default concurrency. The runner's figures
+// include validating the plan; BenchmarkValidate isolates that share.
 func BenchmarkSchedule(b *testing.B) {
-	for _, s := range []runner.Schedule{runner.Phased, runner.Eager} {
+	for _, s := range []string{"phased", "eager", "reference"} {
 		for _, n := range []int{100, 1_000, 10_000} {
 			b.Run(fmt.Sprintf("%s/%d", s, n), func(b *testing.B) {
 				p := plantest.Layered(10, n/10, "noop")
-				rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(s))
-				b.ReportAllocs()
-				for b.Loop() {
-					res, err := rn.Run(context.Background(), p)
-					if err != nil || res.Status != runner.StatusCompleted {
-						b.Fatal(err, res.Status)
+				run := func() error { return reference(context.Background(), p, noop, runner.DefaultConcurrency) }
+				if s != "reference" {
+					sched, _ := runner.ParseSchedule(s)
+					rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched))
+					run = func() error {
+						res, err := rn.Run(context.Background(), p)
+						if err == nil && res.Status != runner.StatusCompleted {
+							err = fmt.Errorf("run %s: %w", res.Status, res.Err)
+						}
+						return err
 					}
 				}
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/task")
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
 			})
 		}
 	}
+}
+
+// BenchmarkValidate measures the plan validation every Run does, on the
+// plans of BenchmarkSchedule.
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range []int{100, 1_000, 10_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			p := plantest.Layered(10, n/10, "noop")
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Validate(plan.WithWorkers("noop")); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
+		})
+	}
+}
+
+// reference runs p on a with a plain dependency-counting scheduler: a
+// goroutine per ready task under a semaphore of limit, each task's
+// dependents started when their last dependency finishes. It is the floor
+// the runner's overhead is measured against.
+func reference(ctx context.Context, p *plan.Plan, a agent.Agent, limit int) error {
+	n := len(p.Tasks)
+	index := make(map[string]int, n)
+	for i := range p.Tasks {
+		index[p.Tasks[i].ID] = i
+	}
+	waits := make([]int32, n)
+	next := make([][]int, n)
+	for i := range p.Tasks {
+		for _, d := range p.Tasks[i].DependsOn {
+			j := index[d]
+			next[j] = append(next[j], i)
+			waits[i]++
+		}
+	}
+	outputs := make([]any, n)
+	sem := make(chan struct{}, limit)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	var start func(i int)
+	start = func(i int) {
+		wg.Go(func() {
+			sem <- struct{}{}
+			res, err := a.Run(ctx, agent.Request{TaskID: p.Tasks[i].ID, Input: p.Tasks[i].Input})
+			<-sem
+			if err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+				return
+			}
+			outputs[i] = res.Output
+			for _, j := range next[i] {
+				if atomic.AddInt32(&waits[j], -1) == 0 {
+					start(j)
+				}
+			}
+		})
+	}
+	for i := range waits {
+		if waits[i] == 0 {
+			start(i)
+		}
+	}
+	wg.Wait()
+	return first
 }
 
 // sleeper sleeps each task's params.ms milliseconds.

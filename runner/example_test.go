@@ -40,7 +40,8 @@ func ExampleRunner_Run() {
 }
 
 // A verification predicate judges each output; on_verification_failure
-// "retry" runs the task again with the diagnosis appended to its input.
+// "retry" runs the task again, with the same input and the previous
+// attempt's diagnosis beside it.
 func ExampleRunner_Run_verification() {
 	p, err := plan.Parse([]byte(`{
   "tasks": [
@@ -54,7 +55,7 @@ func ExampleRunner_Run_verification() {
 		return
 	}
 	brainstorm := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
-		fmt.Printf("attempt %d: %q\n", req.Attempt, req.Input)
+		fmt.Printf("attempt %d: %q %s %q\n", req.Attempt, req.Input, req.Failure, req.Diagnosis)
 		if req.Diagnosis == "" {
 			return agent.Result{Output: map[string]any{"names": []any{"Tom"}}}, nil
 		}
@@ -72,8 +73,8 @@ func ExampleRunner_Run_verification() {
 	fmt.Println(res.Status, ideas.Status, ideas.Attempts)
 	fmt.Println(ideas.Output)
 	// Output:
-	// attempt 1: "List names for a cat."
-	// attempt 2: "List names for a cat.\n\nPrevious attempt failed verification: expected 3 names, got 1. Adjust your approach to satisfy this requirement."
+	// attempt 1: "List names for a cat."  ""
+	// attempt 2: "List names for a cat." verification "expected 3 names, got 1"
 	// completed done 2
 	// map[names:[Tom Felix Luna]]
 }
@@ -112,11 +113,10 @@ func ExampleWithReviews() {
 	}
 
 	// Later, once a person has decided:
-	resumed, err := runner.New(
-		runner.WithAgent("writer", writer),
+	resumed, err := rn.Run(context.Background(), p,
 		runner.WithInitialResults(res.Outputs()),
 		runner.WithReviews(map[string]runner.Decision{"approve": runner.Approve()}),
-	).Run(context.Background(), p)
+	)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -207,4 +207,53 @@ func ExampleWithObserver() {
 	// 9 task_finished summarize summarize done
 	// 10 phase_finished 1
 	// 11 run_finished completed
+}
+
+// Run ids, initial results and review decisions are given to each run, so
+// one Runner serves many runs at once.
+func ExampleWithRunID() {
+	p, err := plan.Parse([]byte(`{"tasks": [{"id": "greet", "agent": "echo", "input": "hello"}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	echo := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: req.Input}, nil
+	})
+	rn := runner.New(runner.WithAgent("echo", echo))
+	for _, id := range []string{"nightly-1", "nightly-2"} {
+		res, err := rn.Run(context.Background(), p, runner.WithRunID(id))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.RunID, res.Status)
+	}
+	// Output:
+	// nightly-1 completed
+	// nightly-2 completed
+}
+
+// A failed task's result names the kind of its failure; Classify names the
+// kind of any error.
+func ExampleClassify() {
+	p, err := plan.Parse([]byte(`{"tasks": [{"id": "fetch", "agent": "slow", "input": "x", "timeout": "10ms"}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	slow := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		<-ctx.Done()
+		return agent.Result{}, ctx.Err()
+	})
+	res, err := runner.New(runner.WithAgent("slow", slow)).Run(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Tasks["fetch"].Status, res.Tasks["fetch"].Class)
+	fmt.Println(runner.Classify(fmt.Errorf("task x: %w", runner.ErrRejected)))
+	// Output:
+	// failed timeout
+	// rejected
 }

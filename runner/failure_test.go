@@ -125,8 +125,9 @@ func TestFailureMatrix(t *testing.T) {
 	}
 }
 
-// A retry appends the failure to the task's input, with the exact wording
-// for errors and for verdicts, and sets Attempt and Diagnosis.
+// A retry hands the agent the previous failure as data — Diagnosis, and
+// Failure saying whether it was an error or a verdict — and leaves the
+// input as it is. A task that finally passes reports no diagnosis.
 func TestRetryInputAndDiagnosis(t *testing.T) {
 	rec := newRecorder().
 		on("err", byAttempt(fails(errBoom), output("fine"))).
@@ -143,24 +144,29 @@ func TestRetryInputAndDiagnosis(t *testing.T) {
 	assert.Equal(t, "Fetch X", reqs[0].Input)
 	assert.Equal(t, 1, reqs[0].Attempt)
 	assert.Empty(t, reqs[0].Diagnosis)
-	assert.Equal(t, "Fetch X\n\nPrevious attempt failed with an error: boom. Adjust your approach to avoid it.", reqs[1].Input)
+	assert.Empty(t, reqs[0].Failure)
+	assert.Equal(t, "Fetch X", reqs[1].Input)
 	assert.Equal(t, 2, reqs[1].Attempt)
 	assert.Equal(t, "boom", reqs[1].Diagnosis)
+	assert.Equal(t, agent.FailureError, reqs[1].Failure)
 	assert.Equal(t, 2, res.Tasks["err"].Attempts)
 	assert.Equal(t, "fine", res.Tasks["err"].Output)
+	assert.Empty(t, res.Tasks["err"].Diagnosis, "a task that passed reports no diagnosis")
+	assert.Empty(t, res.Tasks["err"].Class)
 
 	reqs = rec.requests("verdict")
 	require.Len(t, reqs, 3)
-	retry := "Write Y\n\nPrevious attempt failed verification: want good. Adjust your approach to satisfy this requirement."
-	assert.Equal(t, "Write Y", reqs[0].Input)
-	assert.Equal(t, retry, reqs[1].Input)
-	assert.Equal(t, retry, reqs[2].Input, "the diagnosis replaces, not accumulates")
 	for k, q := range reqs {
 		assert.Equal(t, k+1, q.Attempt)
+		assert.Equal(t, "Write Y", q.Input)
 	}
-	assert.Equal(t, "want good", reqs[1].Diagnosis)
+	for _, q := range reqs[1:] {
+		assert.Equal(t, "want good", q.Diagnosis, "the diagnosis is the previous attempt's")
+		assert.Equal(t, agent.FailureVerification, q.Failure)
+	}
 	assert.Equal(t, 3, res.Tasks["verdict"].Attempts)
 	assert.Equal(t, "good", res.Tasks["verdict"].Output)
+	assert.Empty(t, res.Tasks["verdict"].Diagnosis, "a task that passed reports no diagnosis")
 }
 
 // on_verification_failure retry retries verdicts only: an execution error
@@ -205,10 +211,13 @@ func TestRetryBudgetShared(t *testing.T) {
 	assert.Equal(t, 3, rec.count("a"))
 	assert.ErrorIs(t, res.Tasks["a"].Err, errBoom)
 	reqs := rec.requests("a")
-	assert.Equal(t, "in\n\nPrevious attempt failed with an error: boom. Adjust your approach to avoid it.", reqs[1].Input)
-	assert.Equal(t, `in
-
-Previous attempt failed verification: predicate returned false: (= data/result "good"). Adjust your approach to satisfy this requirement.`, reqs[2].Input)
+	assert.Equal(t, "in", reqs[1].Input)
+	assert.Equal(t, "boom", reqs[1].Diagnosis)
+	assert.Equal(t, agent.FailureError, reqs[1].Failure)
+	assert.Equal(t, "in", reqs[2].Input)
+	assert.Equal(t, `predicate returned false: (= data/result "good")`, reqs[2].Diagnosis)
+	assert.Equal(t, agent.FailureVerification, reqs[2].Failure)
+	assert.Equal(t, runner.ClassAgentError, res.Tasks["a"].Class)
 }
 
 // max_retries 0 means one attempt.

@@ -159,9 +159,10 @@ func params(p map[string]any) mod { return func(t *plan.Task) { t.Params = p } }
 
 func planOf(tasks ...plan.Task) *plan.Plan { return &plan.Plan{Tasks: tasks} }
 
-// run runs p on rec (as worker) with immediate retries and opts, fails the
-// test if Run returns an error, and checks for leaked goroutines.
-func run(t *testing.T, p *plan.Plan, rec *recorder, opts ...runner.Option) *runner.Result {
+// run runs p on rec (as worker) with immediate retries and opts — each a
+// runner.Option or a runner.RunOption — fails the test if Run returns an
+// error, and checks for leaked goroutines.
+func run(t *testing.T, p *plan.Plan, rec *recorder, opts ...any) *runner.Result {
 	t.Helper()
 	noLeaks(t)
 	res, err := runWithErr(t, p, rec, opts...)
@@ -170,10 +171,21 @@ func run(t *testing.T, p *plan.Plan, rec *recorder, opts ...runner.Option) *runn
 	return res
 }
 
-func runWithErr(t *testing.T, p *plan.Plan, rec *recorder, opts ...runner.Option) (*runner.Result, error) {
+func runWithErr(t *testing.T, p *plan.Plan, rec *recorder, opts ...any) (*runner.Result, error) {
 	t.Helper()
 	all := []runner.Option{runner.WithAgent(worker, rec), runner.WithBackoff(runner.Backoff{})}
-	return runner.New(append(all, opts...)...).Run(context.Background(), p)
+	var per []runner.RunOption
+	for _, o := range opts {
+		switch o := o.(type) {
+		case runner.Option:
+			all = append(all, o)
+		case runner.RunOption:
+			per = append(per, o)
+		default:
+			t.Fatalf("run: %T is not an option", o)
+		}
+	}
+	return runner.New(all...).Run(context.Background(), p, per...)
 }
 
 // statuses maps every task to its status.

@@ -108,8 +108,8 @@ func (r *run) render(i int) (string, map[string]any, error) {
 	var b strings.Builder
 	var refs map[string]any
 	last := 0
-	for ref := range plan.ResultRefs(in, r.isTask) {
-		j := r.index[ref.Task]
+	for ref := range plan.ResultRefs(in, r.g.has) {
+		j := r.g.index[ref.Task]
 		b.WriteString(in[last:ref.Start])
 		last = ref.End
 		if refs == nil {
@@ -140,7 +140,7 @@ func (r *run) wire(i int) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(t.Inputs))
 	for name, in := range t.Inputs {
-		from := &r.state[r.index[in.From]].res
+		from := &r.state[r.g.index[in.From]].res
 		if from.Status != TaskDone {
 			continue
 		}

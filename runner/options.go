@@ -93,28 +93,10 @@ func WithBackoff(b Backoff) Option {
 	return func(rn *Runner) { rn.backoff = b }
 }
 
-// WithInitialResults marks tasks as done with the given outputs: they are
-// never run, and their outputs flow to their dependents. It is how a run
-// resumes: pass the Outputs of the previous Result.
-func WithInitialResults(outputs map[string]any) Option {
-	return func(rn *Runner) { rn.initial = outputs }
-}
-
-// WithReviews gives the decisions of human reviews, by task id.
-func WithReviews(decisions map[string]Decision) Option {
-	return func(rn *Runner) { rn.reviews = decisions }
-}
-
 // WithObserver adds an observer of the run's events. Observers are called
 // on their own goroutines, each with every event in order.
 func WithObserver(o Observer) Option {
 	return func(rn *Runner) { rn.observers = append(rn.observers, o) }
-}
-
-// WithRunID names the run; the id is part of each request's idempotency
-// key, so a resumed run must keep it. Default: a random id.
-func WithRunID(id string) Option {
-	return func(rn *Runner) { rn.runID = id }
 }
 
 // WithLimits sets the limits the plan is validated against before it runs,
@@ -122,4 +104,32 @@ func WithRunID(id string) Option {
 // plan.DefaultLimits().
 func WithLimits(l plan.Limits) Option {
 	return func(rn *Runner) { rn.limits = l }
+}
+
+// RunOption configures one run: what Run is given besides the plan.
+type RunOption func(*runConfig)
+
+// runConfig is the state of one run that the caller gives.
+type runConfig struct {
+	id      string
+	initial map[string]any
+	reviews map[string]Decision
+}
+
+// WithRunID names the run; the id is part of each request's idempotency
+// key, so a resumed run must keep it. Default: a random id.
+func WithRunID(id string) RunOption {
+	return func(c *runConfig) { c.id = id }
+}
+
+// WithInitialResults marks tasks as done with the given outputs: they are
+// never run, and their outputs flow to their dependents. It is how a run
+// resumes: pass the Outputs of the previous Result.
+func WithInitialResults(outputs map[string]any) RunOption {
+	return func(c *runConfig) { c.initial = outputs }
+}
+
+// WithReviews gives the decisions of human reviews, by task id.
+func WithReviews(decisions map[string]Decision) RunOption {
+	return func(c *runConfig) { c.reviews = decisions }
 }

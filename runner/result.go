@@ -80,8 +80,12 @@ type TaskResult struct {
 	// Err is the last failure of a failed or skipped task, or why a task
 	// was skipped without running.
 	Err error
-	// Diagnosis is the last verification diagnosis, or the error text of
-	// the last failed attempt.
+	// Class is the kind of failure of a failed or skipped task (see
+	// Classify); empty for the others.
+	Class Class
+	// Diagnosis says why a failed or skipped task failed: its final
+	// attempt's verification diagnosis or error text. Empty for a task that
+	// is done, whatever its earlier attempts said.
 	Diagnosis string
 	// Started is when the first attempt started; Duration runs from there
 	// to the task's final state.

@@ -177,7 +177,7 @@ func TestParallelReviews(t *testing.T) {
 
 func TestUnknownTaskIDs(t *testing.T) {
 	p := reviewPlan()
-	cases := map[string]runner.Option{
+	cases := map[string]runner.RunOption{
 		"initial result":       runner.WithInitialResults(map[string]any{"nope": 1}),
 		"review":               runner.WithReviews(map[string]runner.Decision{"nope": runner.Approve()}),
 		"review of non-review": runner.WithReviews(map[string]runner.Decision{"draft": runner.Approve()}),

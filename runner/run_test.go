@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,4 +207,63 @@ func TestTimeoutWhateverTheAgentSays(t *testing.T) {
 	err := res.Tasks["a"].Err
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "timed out after 20ms: context deadline exceeded: connection closed")
+}
+
+// Run ids, initial results and review decisions belong to one run: two
+// runs of one Runner at once keep their own, in every result and request.
+func TestConcurrentRunsKeepTheirOwnState(t *testing.T) {
+	noLeaks(t)
+	rec := newRecorder()
+	rec.fallback = func(_ context.Context, req agent.Request) (any, error) {
+		return req.RunID + ":" + req.Input, nil
+	}
+	p := planOf(
+		task("seed", "in"),
+		task("use", "from {{results.seed}}", deps("seed")),
+		task("rev", "check", deps("use"), review()),
+	)
+	rn := runner.New(runner.WithAgent(worker, rec), runner.WithSchedule(runner.Eager))
+	runs := []struct {
+		id, seed string
+		decision runner.Decision
+	}{
+		{"run-a", "A", runner.Approve()},
+		{"run-b", "B", runner.Reject("no")},
+	}
+	results := make([]*runner.Result, len(runs))
+	var wg sync.WaitGroup
+	for k, c := range runs {
+		wg.Go(func() {
+			for range 20 {
+				res, err := rn.Run(context.Background(), p, runner.WithRunID(c.id),
+					runner.WithInitialResults(map[string]any{"seed": c.seed}),
+					runner.WithReviews(map[string]runner.Decision{"rev": c.decision}))
+				assert.NoError(t, err)
+				results[k] = res
+			}
+		})
+	}
+	wg.Wait()
+	for k, c := range runs {
+		res := results[k]
+		require.NotNil(t, res)
+		assert.Equal(t, c.id, res.RunID)
+		assert.Equal(t, c.seed, res.Tasks["seed"].Output)
+		assert.Equal(t, c.id+":from "+c.seed, res.Tasks["use"].Output)
+		if c.decision.Approved {
+			assert.Equal(t, runner.TaskDone, res.Tasks["rev"].Status)
+		} else {
+			assert.Equal(t, runner.TaskFailed, res.Tasks["rev"].Status)
+			assert.Equal(t, runner.ClassRejected, res.Tasks["rev"].Class)
+		}
+	}
+	reqs := rec.requests("use")
+	require.Len(t, reqs, 40)
+	for _, q := range reqs {
+		seed := map[string]string{"run-a": "A", "run-b": "B"}[q.RunID]
+		require.NotEmpty(t, seed, "request of an unknown run %q", q.RunID)
+		assert.Equal(t, "from "+seed, q.Input)
+		assert.Equal(t, q.RunID+"/use/1", q.IdempotencyKey)
+	}
+	assert.Zero(t, rec.count("seed"), "initial results are never run")
 }

@@ -9,17 +9,21 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/verify"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Runner executes plans. Its configuration is fixed by New, so one Runner
-// may run many plans, also at once.
+// Runner executes plans. Its configuration is fixed by New; what belongs to
+// one run (its id, initial results, review decisions) is given to Run, so
+// one Runner may run many plans, also at once. Create it with New.
 type Runner struct {
 	registry    *registry.Registry
 	agents      map[string]agent.Agent
@@ -28,11 +32,8 @@ type Runner struct {
 	schedule    Schedule
 	taskTimeout time.Duration
 	backoff     Backoff
-	initial     map[string]any
-	reviews     map[string]Decision
 	observers   []Observer
 	journal     Journal
-	runID       string
 	limits      plan.Limits
 }
 
@@ -45,38 +46,40 @@ func New(opts ...Option) *Runner {
 	return r
 }
 
-// taskState is the runner's record of one task.
+// taskState is the run's record of one task.
 type taskState struct {
 	res      TaskResult
+	task     *plan.Task
 	agent    agent.Agent
 	worker   *registry.Worker // the registry worker, for its preconditions
 	pred     *verify.Predicate
 	schema   *jsonschema.Schema // the task's output_schema, compiled
 	timeout  time.Duration
 	decision *Decision
-	phase    int
-	deps     []int // direct dependencies
 	next     []int // tasks that wait for this one
 	waits    int   // tasks this one waits for that have not settled
 }
 
-// run is the state of one Run. The scheduler goroutine owns it; task
-// goroutines read only what was settled before they started and report
-// back on done.
+// run is the state of one Run. Its scheduling state is guarded by mu; a
+// running task's state belongs to the goroutine that runs it.
 type run struct {
 	*Runner
 	id    string
 	p     *plan.Plan
-	index map[string]int
+	g     graph
 	state []taskState
 	bus   *bus
+	ctx   context.Context
 
-	done     chan outcome
-	inflight int
-	ready    []int   // tasks that may start now
+	mu       sync.Mutex
+	ready    []int // tasks that may start now, from head on
+	head     int
 	byPhase  [][]int // Phased: tasks ready to start when their phase comes
-	phase    int     // Phased: the current phase, -1 before the first
-	phaseAt  time.Time
+	group    *errgroup.Group
+	workers  int           // goroutines running tasks for the current wave
+	idle     chan struct{} // closed when workers drops to 0
+	detached bool          // a worker of the wave was left in an abandoned agent
+	watchdog
 
 	halted  bool
 	halting chan struct{} // closed when the run halts, to stop retries
@@ -92,14 +95,18 @@ type run struct {
 // plan.ErrInvalid)), a predicate that does not compile, an agent it cannot
 // run, an option it cannot use — and an error beside the result when ctx
 // ends the run or an observer panics.
-func (rn *Runner) Run(ctx context.Context, p *plan.Plan) (*Result, error) {
-	r, err := rn.prepare(p)
+func (rn *Runner) Run(ctx context.Context, p *plan.Plan, opts ...RunOption) (*Result, error) {
+	var rc runConfig
+	for _, o := range opts {
+		o(&rc)
+	}
+	r, err := rn.prepare(ctx, p, rc)
 	if err != nil {
 		return nil, err
 	}
 	r.bus = newBus(rn.observers)
 	r.bus.emit(Event{Kind: EventRunStarted, Time: r.started, RunID: r.id})
-	r.loop(ctx)
+	r.walk()
 	res := r.result(ctx)
 	r.bus.emit(Event{Kind: EventRunFinished, Time: time.Now(), RunID: r.id, Duration: res.Duration, Err: res.Err, Status: res.Status, Usage: res.Usage})
 	errs := r.bus.close()
@@ -110,7 +117,7 @@ func (rn *Runner) Run(ctx context.Context, p *plan.Plan) (*Result, error) {
 }
 
 // prepare checks the plan and the options and builds the run's state.
-func (rn *Runner) prepare(p *plan.Plan) (*run, error) {
+func (rn *Runner) prepare(ctx context.Context, p *plan.Plan, rc runConfig) (*run, error) {
 	if rn.concurrency < 1 {
 		return nil, fmt.Errorf("%w: concurrency %d; it must be at least 1", ErrInvalidOption, rn.concurrency)
 	}
@@ -122,12 +129,11 @@ func (rn *Runner) prepare(p *plan.Plan) (*run, error) {
 	}
 	r := &run{
 		Runner:  rn,
-		id:      rn.runID,
+		id:      rc.id,
 		p:       p,
-		index:   make(map[string]int, len(p.Tasks)),
+		g:       newGraph(p),
 		state:   make([]taskState, len(p.Tasks)),
-		done:    make(chan outcome, rn.concurrency),
-		phase:   -1,
+		ctx:     ctx,
 		halting: make(chan struct{}),
 		started: time.Now(),
 	}
@@ -135,10 +141,10 @@ func (rn *Runner) prepare(p *plan.Plan) (*run, error) {
 		r.id = newRunID(r.started)
 	}
 	for i := range p.Tasks {
-		r.index[p.Tasks[i].ID] = i
+		r.state[i].task = &p.Tasks[i]
 		r.state[i].res = TaskResult{ID: p.Tasks[i].ID, Status: TaskPending}
 	}
-	if err := r.seed(); err != nil {
+	if err := r.seed(rc); err != nil {
 		return nil, err
 	}
 	if err := r.bind(); err != nil {
@@ -159,30 +165,30 @@ func (rn *Runner) planOptions() []plan.Option {
 }
 
 // seed applies the initial results and the review decisions.
-func (r *run) seed() error {
-	for _, id := range slices.Sorted(maps.Keys(r.initial)) {
-		i, ok := r.index[id]
+func (r *run) seed(rc runConfig) error {
+	for _, id := range slices.Sorted(maps.Keys(rc.initial)) {
+		i, ok := r.g.index[id]
 		if !ok {
 			return fmt.Errorf("%w: initial result for %q, which is not a task of the plan", ErrUnknownTask, id)
 		}
 		// Outputs given as Go values are made JSON-shaped like an agent's,
 		// so that paths, templates and predicates can read them.
-		out, err := normalize(r.initial[id])
+		out, err := normalize(rc.initial[id])
 		if err != nil {
 			return fmt.Errorf("%w: initial result for %q: %w", ErrInvalidOption, id, err)
 		}
 		r.state[i].res.Status = TaskDone
 		r.state[i].res.Output = out
 	}
-	for _, id := range slices.Sorted(maps.Keys(r.reviews)) {
-		i, ok := r.index[id]
+	for _, id := range slices.Sorted(maps.Keys(rc.reviews)) {
+		i, ok := r.g.index[id]
 		if !ok {
 			return fmt.Errorf("%w: review decision for %q, which is not a task of the plan", ErrUnknownTask, id)
 		}
 		if r.p.Tasks[i].Type != plan.TypeHumanReview {
 			return fmt.Errorf("%w: review decision for %q, which is a %s, not a human_review", ErrUnknownTask, id, r.p.Tasks[i].Type)
 		}
-		d := r.reviews[id]
+		d := rc.reviews[id]
 		r.state[i].decision = &d
 	}
 	return nil
@@ -261,34 +267,18 @@ func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, 
 // upstream), so that what it reads has settled even when a dependency's
 // result came from WithInitialResults and its own upstream did not.
 func (r *run) link() {
-	// Flat arrays hold every task's dependencies and waiters, so that a
-	// plan of any size costs a handful of allocations here.
-	n := 0
-	for i := range r.p.Tasks {
-		n += len(r.p.Tasks[i].DependsOn)
-	}
-	flat := make([]int, 0, n)
-	for i := range r.p.Tasks {
-		begin := len(flat)
-		for _, d := range r.p.Tasks[i].DependsOn {
-			if j := r.index[d]; !slices.Contains(flat[begin:], j) {
-				flat = append(flat, j)
-			}
-		}
-		r.state[i].deps = flat[begin:len(flat):len(flat)]
-	}
-	r.byPhase = make([][]int, r.levels())
-
-	waits := make([][]int, len(r.p.Tasks))
-	counts := make([]int, len(r.p.Tasks))
-	for i := range r.p.Tasks {
+	n := len(r.state)
+	r.byPhase = make([][]int, r.g.phases)
+	waits := make([][]int, n)
+	counts := make([]int, n)
+	for i := range r.state {
 		t, st := &r.p.Tasks[i], &r.state[i]
 		if st.res.Status == TaskDone {
 			continue
 		}
-		waits[i] = st.deps
+		waits[i] = r.g.deps[i]
 		if len(t.Inputs) > 0 || strings.Contains(t.Input, "{{") {
-			waits[i] = r.reads(i)
+			waits[i] = r.g.reads(r.p, i)
 		}
 		for _, j := range waits[i] {
 			if r.state[j].res.Status != TaskDone {
@@ -306,6 +296,9 @@ func (r *run) link() {
 		r.state[j].next = next[len(next) : len(next) : len(next)+c]
 		next = next[:len(next)+c]
 	}
+	if r.schedule == Eager {
+		r.ready = make([]int, 0, n)
+	}
 	for i, w := range waits {
 		for _, j := range w {
 			if r.state[j].res.Status != TaskDone {
@@ -315,239 +308,6 @@ func (r *run) link() {
 		if r.state[i].res.Status != TaskDone && r.state[i].waits == 0 {
 			r.enqueue(i)
 		}
-	}
-}
-
-// levels sets every task's phase — 0 without dependencies, else one above
-// its highest dependency, as plan.DAG's phases — and returns the number of
-// phases. The plan is valid, so the dependencies have no cycle.
-func (r *run) levels() int {
-	const unset = -1
-	for i := range r.state {
-		r.state[i].phase = unset
-	}
-	phases := 0
-	var stack []int
-	for root := range r.state {
-		if r.state[root].phase != unset {
-			continue
-		}
-		stack = append(stack[:0], root)
-		for len(stack) > 0 {
-			i := stack[len(stack)-1]
-			st := &r.state[i]
-			level, ready := 0, true
-			for _, j := range st.deps {
-				if r.state[j].phase == unset {
-					stack, ready = append(stack, j), false
-					break
-				}
-				level = max(level, r.state[j].phase+1)
-			}
-			if ready {
-				st.phase = level
-				phases = max(phases, level+1)
-				stack = stack[:len(stack)-1]
-			}
-		}
-	}
-	return phases
-}
-
-// reads is the set of tasks task i waits for: its dependencies plus the
-// tasks its templates and inputs name.
-func (r *run) reads(i int) []int {
-	t := &r.p.Tasks[i]
-	out := r.state[i].deps
-	add := func(id string) {
-		if j := r.index[id]; !slices.Contains(out, j) {
-			if len(out) == len(r.state[i].deps) {
-				out = slices.Clone(out)
-			}
-			out = append(out, j)
-		}
-	}
-	for _, in := range t.Inputs {
-		add(in.From)
-	}
-	for ref := range plan.ResultRefs(t.Input, r.isTask) {
-		add(ref.Task)
-	}
-	return out
-}
-
-func (r *run) isTask(id string) bool { _, ok := r.index[id]; return ok }
-
-// enqueue makes task i startable: now in Eager, when its phase comes in
-// Phased.
-func (r *run) enqueue(i int) {
-	if r.schedule == Eager {
-		r.ready = append(r.ready, i)
-		return
-	}
-	k := r.state[i].phase
-	r.byPhase[k] = append(r.byPhase[k], i)
-}
-
-// loop is the scheduler: it starts what may start, up to the concurrency
-// limit, and settles what finishes, until nothing runs.
-func (r *run) loop(ctx context.Context) {
-	for {
-		for len(r.ready) > 0 && r.inflight < r.concurrency && !r.halted && ctx.Err() == nil {
-			i := r.ready[0]
-			r.ready = r.ready[1:]
-			r.start(ctx, i)
-		}
-		if r.inflight == 0 {
-			if r.schedule == Phased && r.nextPhase(ctx) {
-				continue
-			}
-			return
-		}
-		o := <-r.done
-		r.inflight--
-		r.settle(o)
-	}
-}
-
-// nextPhase ends the current phase and starts the next one that has tasks
-// to run, if the run goes on.
-func (r *run) nextPhase(ctx context.Context) bool {
-	if r.phase >= 0 {
-		now := time.Now()
-		r.bus.emit(Event{Kind: EventPhaseFinished, Time: now, RunID: r.id, Phase: r.phase, Duration: now.Sub(r.phaseAt)})
-	}
-	if r.halted || ctx.Err() != nil {
-		return false
-	}
-	for r.phase+1 < len(r.byPhase) {
-		r.phase++
-		if len(r.byPhase[r.phase]) > 0 {
-			r.ready, r.byPhase[r.phase] = r.byPhase[r.phase], nil
-			r.phaseAt = time.Now()
-			r.bus.emit(Event{Kind: EventPhaseStarted, Time: r.phaseAt, RunID: r.id, Phase: r.phase})
-			return true
-		}
-	}
-	return false
-}
-
-// start prepares task i's request from settled results and runs it on its
-// own goroutine.
-func (r *run) start(ctx context.Context, i int) {
-	st := &r.state[i]
-	st.res.Status = TaskRunning
-	st.res.Started = time.Now()
-	j := job{i: i, task: &r.p.Tasks[i], st: st, started: st.res.Started}
-	j.input, j.refs, j.err = r.render(i)
-	if j.err == nil {
-		j.inputs, j.err = r.wire(i)
-	}
-	j.depends, j.skipped = r.depends(i)
-	r.inflight++
-	go func() { r.done <- r.commit(ctx, r.execute(ctx, j)) }()
-}
-
-// depends gathers the outputs of task i's direct dependencies; skipped ones
-// are named instead.
-func (r *run) depends(i int) (map[string]any, []string) {
-	deps := r.state[i].deps
-	out := make(map[string]any, len(deps))
-	var skipped []string
-	for _, j := range deps {
-		res := &r.state[j].res
-		if res.Status == TaskDone {
-			out[res.ID] = res.Output
-		} else {
-			skipped = append(skipped, res.ID)
-		}
-	}
-	return out, skipped
-}
-
-// settle records a task's final state and applies what it means for the
-// run.
-func (r *run) settle(o outcome) {
-	st := &r.state[o.i]
-	res := &st.res
-	res.Status, res.Attempts, res.Output, res.Err, res.Diagnosis = o.status, o.attempts, o.output, o.err, o.diagnosis
-	res.Usage = o.usage
-	res.Duration = time.Since(res.Started)
-	e := Event{Time: time.Now(), RunID: r.id, TaskID: res.ID, Phase: st.phase, Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage}
-	switch o.status {
-	case TaskDone:
-		e.Kind, e.Output = EventTaskFinished, o.output
-		r.bus.emit(e)
-		r.release(o.i)
-	case TaskSkipped:
-		e.Kind = EventTaskSkipped
-		r.bus.emit(e)
-		r.release(o.i)
-	case TaskWaiting:
-		e.Kind = EventTaskWaiting
-		r.bus.emit(e)
-	default:
-		e.Kind = EventTaskFailed
-		r.bus.emit(e)
-	}
-	switch o.action {
-	case actHalt:
-		r.halt(&TaskError{TaskID: res.ID, Err: o.err})
-	case actGate:
-		r.halt(nil)
-		r.failGate(o.i)
-	case actGateOnly:
-		r.failGate(o.i)
-	case actReplan:
-		r.halt(nil)
-		if r.replan == nil {
-			r.replan = &ReplanRequest{TaskID: res.ID, Output: o.output, Diagnosis: o.diagnosis}
-		}
-	}
-}
-
-// release lets the tasks waiting for task i start once nothing else holds
-// them.
-func (r *run) release(i int) {
-	for _, j := range r.state[i].next {
-		if r.state[j].waits--; r.state[j].waits == 0 {
-			r.enqueue(j)
-		}
-	}
-}
-
-// halt stops new tasks and new attempts from starting; running attempts
-// finish.
-func (r *run) halt(err error) {
-	if !r.halted {
-		r.halted = true
-		close(r.halting)
-	}
-	if r.err == nil && err != nil {
-		r.err = err
-	}
-}
-
-// failGate skips everything downstream of the failed gate g and fails the
-// run.
-func (r *run) failGate(g int) {
-	gate := &r.state[g].res
-	if r.err == nil {
-		r.err = &TaskError{TaskID: gate.ID, Err: gate.Err}
-	}
-	reason := fmt.Errorf("%w: %q", ErrGateFailed, gate.ID)
-	now := time.Now()
-	stack := slices.Clone(r.state[g].next)
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		st := &r.state[i]
-		if st.res.Status != TaskPending {
-			continue
-		}
-		st.res.Status, st.res.Err = TaskSkipped, reason
-		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: st.phase, Err: reason})
-		stack = append(stack, st.next...)
 	}
 }
 

@@ -153,7 +153,7 @@ func TestConcurrencyLimit(t *testing.T) {
 				for k := range 2 * c.want {
 					p.Tasks = append(p.Tasks, task(fmt.Sprintf("b%d", k), "in", deps(tasks[k%len(tasks)])))
 				}
-				opts := []runner.Option{runner.WithSchedule(s)}
+				opts := []any{runner.WithSchedule(s)}
 				if c.limit > 0 {
 					opts = append(opts, runner.WithConcurrency(c.limit))
 				}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
@@ -13,23 +13,33 @@ import (
 	"github.com/dagent-dev/dagent/verify"
 )
 
-// abandonGrace is how long an agent may take to return after its context
-// ends before the runner leaves it behind.
-const abandonGrace = 500 * time.Millisecond
-
-// job is what a task goroutine needs, prepared by the scheduler from
-// settled results.
+// job is a worker's task in hand: what it carries from one attempt to the
+// next, and the attempt in flight, which it shares with the watchdog.
 type job struct {
+	carry
+	mu        sync.Mutex // guards the fields below, shared with the watchdog
+	inflight  bool       // an attempt is in flight
+	n         int        // its number
+	ctx       *attemptCtx
+	cancel    context.CancelCauseFunc
+	deadline  time.Time
+	ended     time.Time // when its context ended; zero while it runs
+	timedOut  bool      // the watchdog ended it at its deadline
+	abandoned bool      // the watchdog left it behind
+	slot      int       // the job's place in run.jobs
+}
+
+// carry is what a task's attempts carry from one to the next. It belongs
+// to the goroutine running the task.
+type carry struct {
 	i       int
-	task    *plan.Task
-	st      *taskState
-	started time.Time
 	input   string         // rendered
 	refs    map[string]any // the value of each template in the input
-	err     error          // rendering or wiring failed
 	inputs  map[string]any
 	depends map[string]any
 	skipped []string
+	last    failure // the previous attempt's failure
+	o       outcome // what the attempts so far add up to
 }
 
 // action is what a task's final state means for the run.
@@ -43,7 +53,7 @@ const (
 	actReplan          // the run ends as replan_required
 )
 
-// outcome is a task's final state, reported to the scheduler.
+// outcome is a task's final state, as it is settled.
 type outcome struct {
 	i         int
 	status    TaskStatus
@@ -64,105 +74,174 @@ type failure struct {
 	verdict   bool
 }
 
-// execute runs a task's attempts until it is done or fails for good.
-func (r *run) execute(ctx context.Context, j job) outcome {
-	t := j.task
-	o := outcome{i: j.i}
-	if j.err != nil {
+// reply is what one attempt of an agent returned.
+type reply struct {
+	output any
+	usage  agent.Usage
+	err    error
+}
+
+// runTask prepares task i's request from settled results and runs its
+// attempts. It reports false when its goroutine was left in an abandoned
+// agent and must stop.
+func (r *run) runTask(j *job, i int) (outcome, bool) {
+	st := &r.state[i]
+	st.res.Started = time.Now()
+	j.carry = carry{i: i, o: outcome{i: i}}
+	var err error
+	j.input, j.refs, err = r.render(i)
+	if err == nil {
+		j.inputs, err = r.wire(i)
+	}
+	j.depends, j.skipped = r.depends(i)
+	t := st.task
+	if err != nil {
 		// Upstream outputs will not change on a retry: fail at once.
-		r.emitTask(EventTaskStarted, j, 1, nil, "")
-		o.attempts = 1
-		return r.fail(o, failure{policy: t.OnFailure, err: j.err, diagnosis: j.err.Error()}, t)
+		r.emitTask(EventTaskStarted, i, 1, nil, "")
+		j.o.attempts = 1
+		return r.fail(j.o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t), true
 	}
 	if t.Type == plan.TypeHumanReview {
-		return r.review(ctx, j, o)
+		return r.review(j), true
 	}
-	var last failure
-	for attempt := 1; ; attempt++ {
-		req := agent.Request{
-			RunID: r.id, TaskID: t.ID, Agent: t.Agent, Input: j.input, Attempt: attempt,
-			Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
-			IdempotencyKey: r.id + "/" + t.ID + "/" + strconv.Itoa(attempt),
-		}
-		if j.refs != nil {
-			req.Template, req.Refs = t.Input, j.refs
-		}
-		if attempt == 1 {
-			r.emitTask(EventTaskStarted, j, attempt, nil, "")
+	return r.attempts(j, 1, nil)
+}
+
+// attempts runs the attempts of j's task from attempt n until it is done
+// or fails for good. When got is set, attempt n has run and got is what it
+// returned. It reports false when its goroutine was left in an abandoned
+// agent.
+func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
+	i := j.i
+	st := &r.state[i]
+	t := st.task
+	ctx := r.ctx
+	for attempt := n; ; attempt++ {
+		var x reply
+		if got != nil {
+			x, got = *got, nil
 		} else {
-			req.Diagnosis = last.diagnosis
-			req.Input = retryInput(j.input, last)
-			r.emitTask(EventTaskRetried, j, attempt, last.err, last.diagnosis)
+			req := agent.Request{
+				RunID: r.id, TaskID: t.ID, Agent: t.Agent, Input: j.input, Attempt: attempt,
+				Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
+				IdempotencyKey: r.id + "/" + t.ID + "/" + strconv.Itoa(attempt),
+			}
+			if j.refs != nil {
+				req.Template, req.Refs = t.Input, j.refs
+			}
+			if attempt == 1 {
+				r.emitTask(EventTaskStarted, i, attempt, nil, "")
+			} else {
+				req.Diagnosis, req.Failure = j.last.diagnosis, agent.FailureError
+				if j.last.verdict {
+					req.Failure = agent.FailureVerification
+				}
+				r.emitTask(EventTaskRetried, i, attempt, j.last.err, j.last.diagnosis)
+			}
+			var ok bool
+			if x, ok = r.attempt(j, attempt, &req); !ok {
+				return outcome{}, false
+			}
 		}
-		output, usage, err := r.attempt(ctx, j, req)
-		o.attempts, o.usage = attempt, o.usage.Add(usage)
-		if err != nil && ctx.Err() != nil {
+		o := &j.o
+		o.attempts, o.usage = attempt, o.usage.Add(x.usage)
+		if x.err != nil && ctx.Err() != nil {
 			o.status, o.err, o.diagnosis = TaskFailed, fmt.Errorf("cancelled: %w", context.Cause(ctx)), ""
-			return o
+			return *o, true
 		}
-		// An output that arrived is judged even when the run is being
-		// cancelled, so that it is kept.
-		if err != nil {
-			last = failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}
-		} else if f, ok := r.judge(context.WithoutCancel(ctx), j, attempt, output); !ok {
-			last = f
+		if x.err != nil && j.timedOut {
+			if errors.Is(x.err, context.DeadlineExceeded) {
+				x.err = fmt.Errorf("timed out after %s: %w", st.timeout, x.err)
+			} else {
+				// The agent's own error says nothing of the deadline, but
+				// the deadline is why the attempt failed.
+				x.err = fmt.Errorf("timed out after %s: %w: %w", st.timeout, context.DeadlineExceeded, x.err)
+			}
+		}
+		if x.err != nil {
+			j.last = failure{policy: t.OnFailure, err: x.err, diagnosis: x.err.Error()}
+		} else if f, ok := r.judge(j, attempt, x.output); !ok {
+			j.last = f
 		} else {
-			o.status, o.output = TaskDone, output
-			o.diagnosis = last.diagnosis
-			return o
+			// A task that passes has nothing left to diagnose.
+			o.status, o.output, o.diagnosis = TaskDone, x.output, ""
+			return *o, true
 		}
-		if last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() {
-			return r.fail(o, last, t)
+		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() {
+			return r.fail(*o, j.last, t), true
 		}
 		switch r.wait(ctx, r.backoff.Delay(attempt)) {
 		case waitCancelled:
 			o.status, o.err = TaskFailed, fmt.Errorf("cancelled: %w", context.Cause(ctx))
-			return o
+			return *o, true
 		case waitHalted:
 			// The run halted during the wait: no new attempt starts, and
 			// the task ends as if its retries were spent.
-			return r.fail(o, last, t)
+			return r.fail(*o, j.last, t), true
 		}
 	}
 }
 
-// retryInput appends the previous failure to the input, so that the agent
-// can adjust.
-func retryInput(input string, f failure) string {
-	if f.verdict {
-		return input + "\n\nPrevious attempt failed verification: " + f.diagnosis + ". Adjust your approach to satisfy this requirement."
+// attempt runs the agent once, on this goroutine, under the task's
+// timeout, which the watchdog enforces. A panic is the attempt's failure.
+// It reports false when the watchdog abandoned the attempt.
+func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
+	st := &r.state[j.i]
+	if st.worker != nil && len(st.worker.Preconditions) > 0 {
+		if err := st.worker.Check(r.ctx, *req); err != nil {
+			return reply{err: err}, true
+		}
 	}
-	return input + "\n\nPrevious attempt failed with an error: " + f.diagnosis + ". Adjust your approach to avoid it."
+	start := st.res.Started
+	if n > 1 {
+		start = time.Now()
+	}
+	ctx := r.watch(j, n, start.Add(st.timeout))
+	res, err := call(ctx, st.agent, req)
+	if !j.unwatch() {
+		return reply{}, false
+	}
+	if err != nil {
+		return reply{usage: res.Usage, err: err}, true
+	}
+	out, err := normalize(res.Output)
+	return reply{output: out, usage: res.Usage, err: err}, true
 }
 
 // judge checks a successful attempt's output: a gate must say something,
 // and the predicate must pass. A predicate that errors is a task failure
-// for on_failure; a verdict that fails is for on_verification_failure.
-func (r *run) judge(ctx context.Context, j job, attempt int, output any) (failure, bool) {
-	t := j.task
+// for on_failure; a verdict that fails is for on_verification_failure. An
+// output that arrived is judged even when the run is being cancelled, so
+// that it is kept.
+func (r *run) judge(j *job, attempt int, output any) (failure, bool) {
+	i := j.i
+	st := &r.state[i]
+	t := st.task
 	if t.Type == plan.TypeSynthesisGate {
 		if msg := gateCheck(output); msg != "" {
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrGateOutput, msg), diagnosis: msg, output: output, verdict: true}, false
 		}
 	}
-	if j.st.schema != nil {
-		if err := j.st.schema.Validate(output); err != nil {
+	if st.schema != nil {
+		if err := st.schema.Validate(output); err != nil {
 			diag := "the output does not match the task's output_schema: " + schemaProblems(err)
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrOutputSchema, diag), diagnosis: diag, output: output, verdict: true}, false
 		}
 	}
-	if j.st.pred == nil {
+	if st.pred == nil {
 		return failure{}, true
 	}
-	v, err := j.st.pred.Eval(ctx, verify.Bindings{Input: t.Input, Result: output, Depends: j.depends})
+	v, err := st.pred.Eval(context.WithoutCancel(r.ctx), verify.Bindings{Input: t.Input, Result: output, Depends: j.depends})
 	if err != nil {
 		err = fmt.Errorf("verification: %w", err)
-		r.emitTask(EventTaskVerified, j, attempt, err, err.Error())
+		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())
 		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output}, false
 	}
-	e := r.event(EventTaskVerified, j, attempt, nil, v.Diagnosis)
-	e.Passed = v.Passed
-	r.bus.emit(e)
+	if r.bus != nil {
+		e := r.event(EventTaskVerified, i, attempt, nil, v.Diagnosis)
+		e.Passed = v.Passed
+		r.bus.emit(e)
+	}
 	if v.Passed {
 		return failure{}, true
 	}
@@ -192,18 +271,21 @@ func (r *run) fail(o outcome, f failure, t *plan.Task) outcome {
 	return o
 }
 
-// review settles a human_review task: waiting without a decision, else the
-// decision's output checked like any task's.
-func (r *run) review(ctx context.Context, j job, o outcome) outcome {
+// review settles j's human_review task: waiting without a decision, else
+// the decision's output checked like any task's.
+func (r *run) review(j *job) outcome {
+	i := j.i
+	st := &r.state[i]
+	o := j.o
 	// A review that waits has started too: its events are task_started,
 	// then task_waiting, like any task's.
-	r.emitTask(EventTaskStarted, j, 1, nil, "")
-	d := j.st.decision
+	r.emitTask(EventTaskStarted, i, 1, nil, "")
+	d := st.decision
 	if d == nil {
 		o.status = TaskWaiting
 		return o
 	}
-	t := j.task
+	t := st.task
 	o.attempts = 1
 	if !d.Approved {
 		err := ErrRejected
@@ -216,7 +298,7 @@ func (r *run) review(ctx context.Context, j job, o outcome) outcome {
 	if err != nil {
 		return r.fail(o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t)
 	}
-	if f, ok := r.judge(ctx, j, 1, output); !ok {
+	if f, ok := r.judge(j, 1, output); !ok {
 		// A person's decision is final: there is no one to retry.
 		return r.fail(o, f, t)
 	}
@@ -224,71 +306,16 @@ func (r *run) review(ctx context.Context, j job, o outcome) outcome {
 	return o
 }
 
-// attempt runs the agent once under the task's timeout. A panic is the
-// attempt's failure; an agent that ignores the end of its context is left
-// behind after abandonGrace.
-func (r *run) attempt(ctx context.Context, j job, req agent.Request) (any, agent.Usage, error) {
-	st := j.st
-	if st.worker != nil && len(st.worker.Preconditions) > 0 {
-		// Preconditions judge the task's input, not the retry feedback.
-		pre := req
-		pre.Input = j.input
-		if err := st.worker.Check(ctx, pre); err != nil {
-			return nil, agent.Usage{}, err
-		}
-	}
-	actx, cancel := context.WithTimeout(ctx, st.timeout)
-	defer cancel()
-	type ret struct {
-		res agent.Result
-		err error
-	}
-	ch := make(chan ret, 1)
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				ch <- ret{err: &PanicError{Value: v, Stack: debug.Stack()}}
-			}
-		}()
-		res, err := st.agent.Run(actx, req)
-		ch <- ret{res, err}
-	}()
-	var x ret
-	select {
-	case x = <-ch:
-	case <-actx.Done():
-		grace := time.NewTimer(abandonGrace)
-		select {
-		case x = <-ch:
-			grace.Stop()
-		case <-grace.C:
-			x.err = fmt.Errorf("%w within %s: %w", ErrAbandoned, abandonGrace, context.Cause(actx))
-		}
-	}
-	if x.err != nil {
-		if errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			if errors.Is(x.err, context.DeadlineExceeded) {
-				x.err = fmt.Errorf("timed out after %s: %w", st.timeout, x.err)
-			} else {
-				// The agent's own error says nothing of the deadline, but
-				// the deadline is why the attempt failed.
-				x.err = fmt.Errorf("timed out after %s: %w: %w", st.timeout, context.DeadlineExceeded, x.err)
-			}
-		}
-		return nil, x.res.Usage, x.err
-	}
-	out, err := normalize(x.res.Output)
-	return out, x.res.Usage, err
-}
-
-func (r *run) event(kind EventKind, j job, attempt int, err error, diagnosis string) Event {
+func (r *run) event(kind EventKind, i, attempt int, err error, diagnosis string) Event {
 	now := time.Now()
-	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: j.task.ID, Phase: j.st.phase, Attempt: attempt, Duration: now.Sub(j.started), Err: err, Diagnosis: diagnosis}
+	st := &r.state[i]
+	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: st.task.ID, Phase: r.g.phase[i], Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
 }
 
-func (r *run) emitTask(kind EventKind, j job, attempt int, err error, diagnosis string) {
+// emitTask emits a task event; without observers it costs nothing.
+func (r *run) emitTask(kind EventKind, i, attempt int, err error, diagnosis string) {
 	if r.bus != nil {
-		r.bus.emit(r.event(kind, j, attempt, err, diagnosis))
+		r.bus.emit(r.event(kind, i, attempt, err, diagnosis))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/verify"
@@ -42,7 +43,12 @@ func TestVerificationBindings(t *testing.T) {
 	}
 	assert.Equal(t, []bool{false, true}, verdicts, "verified after every successful attempt")
 	assert.Equal(t, []string{"n is 1", ""}, diags)
-	assert.Equal(t, "n is 1", res.Tasks["a"].Diagnosis, "a done task keeps the diagnosis of its failed attempt")
+	assert.Empty(t, res.Tasks["a"].Diagnosis, "a task that passed reports no diagnosis; its failed attempt's is on its task_verified event")
+	for _, e := range ev.of("a") {
+		if e.Kind == runner.EventTaskFinished {
+			assert.Empty(t, e.Diagnosis, "nor does its task_finished event")
+		}
+	}
 }
 
 // Verification does not run after a failed attempt.
@@ -86,8 +92,10 @@ func TestPredicateRuntimeErrorFollowsOnFailure(t *testing.T) {
 			assert.ErrorAs(t, a.Err, &rte)
 			assert.Contains(t, a.Diagnosis, "cannot compare nil")
 			if c.attempts > 1 {
-				assert.True(t, strings.HasPrefix(rec.requests("a")[1].Input, "in\n\nPrevious attempt failed with an error: verification: "),
-					"a predicate error is retried as an error: %q", rec.requests("a")[1].Input)
+				retry := rec.requests("a")[1]
+				assert.Equal(t, "in", retry.Input)
+				assert.Equal(t, agent.FailureError, retry.Failure, "a predicate error is retried as an error")
+				assert.True(t, strings.HasPrefix(retry.Diagnosis, "verification: "), retry.Diagnosis)
 			}
 			for _, e := range ev.of("a") {
 				if e.Kind == runner.EventTaskVerified {
@@ -179,8 +187,10 @@ func TestGateOutputRetried(t *testing.T) {
 	res := run(t, p, rec)
 	require.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, 2, res.Tasks["g"].Attempts)
-	assert.Equal(t, "Summarize\n\nPrevious attempt failed verification: the synthesis gate's output is too short (4 bytes, at least 10 needed). Adjust your approach to satisfy this requirement.",
-		rec.requests("g")[1].Input)
+	retry := rec.requests("g")[1]
+	assert.Equal(t, "Summarize", retry.Input)
+	assert.Equal(t, agent.FailureVerification, retry.Failure)
+	assert.Equal(t, "the synthesis gate's output is too short (4 bytes, at least 10 needed)", retry.Diagnosis)
 }
 
 // When a gate fails for good, everything downstream of it is skipped with

@@ -65,8 +65,8 @@ func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Opti
 		}
 		j := store.NewJournal(s, id)
 		rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched),
-			runner.WithJournal(j), runner.WithObserver(j), runner.WithRunID(id))
-		res, err = rn.Run(ctx, p)
+			runner.WithJournal(j), runner.WithObserver(j))
+		res, err = rn.Run(ctx, p, runner.WithRunID(id))
 		if err != nil || res.Status != runner.StatusCompleted {
 			b.Fatal(err, res.Status)
 		}

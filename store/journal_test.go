@@ -113,8 +113,8 @@ func TestJournalRun(t *testing.T) {
 	j := store.NewJournal(s, id)
 	tl := &timeline{}
 	rn := runner.New(runner.WithAgent("go", worker), runner.WithJournal(j), runner.WithObserver(j), runner.WithObserver(tl),
-		runner.WithRunID(id), runner.WithBackoff(runner.Backoff{}))
-	res, err := rn.Run(ctx, p)
+		runner.WithBackoff(runner.Backoff{}))
+	res, err := rn.Run(ctx, p, runner.WithRunID(id))
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	require.Equal(t, runner.StatusWaiting, res.Status)
@@ -161,9 +161,9 @@ func TestJournalRun(t *testing.T) {
 	j2 := store.NewJournal(s, id)
 	tl2 := &timeline{}
 	rn2 := runner.New(runner.WithAgent("go", worker), runner.WithJournal(j2), runner.WithObserver(j2), runner.WithObserver(tl2),
-		runner.WithRunID(id), runner.WithBackoff(runner.Backoff{}),
+		runner.WithBackoff(runner.Backoff{}))
+	res2, err := rn2.Run(ctx, p, runner.WithRunID(id),
 		runner.WithInitialResults(outputs), runner.WithReviews(map[string]runner.Decision{"r": runner.Approve()}))
-	res2, err := rn2.Run(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, j2.Err())
 	assert.Equal(t, runner.StatusCompleted, res2.Status)
@@ -192,8 +192,8 @@ func TestJournalFailedRun(t *testing.T) {
 	j := store.NewJournal(s, "r")
 	rn := runner.New(runner.WithAgent("go", agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
 		return agent.Result{}, errors.New("no luck ✗")
-	})), runner.WithJournal(j), runner.WithObserver(j), runner.WithRunID("r"))
-	res, err := rn.Run(ctx, p)
+	})), runner.WithJournal(j), runner.WithObserver(j))
+	res, err := rn.Run(ctx, p, runner.WithRunID("r"))
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	require.Equal(t, runner.StatusFailed, res.Status)

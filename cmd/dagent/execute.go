@@ -27,6 +27,7 @@ type executeArgs struct {
 	reg      *registry.Registry
 	llm      *lazyLLM
 	runner   []runner.Option
+	reviews  map[string]runner.Decision
 	progress *progress // nil for the JSON format
 	f        runFlags
 	runID    string // the run's id, as the journal knows it
@@ -68,6 +69,8 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 	last := &lastRun{}
 	res, err := executor.Execute(ctx, p, a.mission,
 		executor.WithRunner(append(a.runner, runner.WithObserver(last))...),
+		executor.WithRunID(a.runID),
+		executor.WithReviews(a.reviews),
 		executor.WithReplanner(&announcer{planner: a.llm.f.planner(meter, a.reg), progress: a.progress}),
 		executor.WithCritic(criticOpts...),
 		executor.WithMaxReplans(a.f.maxReplans),

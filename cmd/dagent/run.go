@@ -12,10 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -302,12 +300,6 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 	if a.journal != nil {
 		opts = append(opts, runner.WithJournal(a.journal.j), runner.WithObserver(a.journal.j))
 	}
-	if a.reviews != nil {
-		opts = append(opts, runner.WithReviews(a.reviews))
-	}
-	if a.initial != nil {
-		opts = append(opts, runner.WithInitialResults(a.initial))
-	}
 	out := cmd.OutOrStdout()
 	var prog *progress
 	if f.format == "text" && !a.quiet {
@@ -323,11 +315,10 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 		defer cancel()
 	}
 	if f.replanning() {
-		opts = append(opts, executionIDs(a.runID))
-		return execute(ctx, cmd, executeArgs{plan: a.plan, mission: a.mission, reg: a.reg, llm: l, runner: opts, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
+		return execute(ctx, cmd, executeArgs{plan: a.plan, mission: a.mission, reg: a.reg, llm: l, runner: opts, reviews: a.reviews, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
 	}
-	opts = append(opts, runner.WithRunID(a.runID))
-	res, err = runner.New(opts...).Run(ctx, a.plan)
+	res, err = runner.New(opts...).Run(ctx, a.plan, runner.WithRunID(a.runID),
+		runner.WithInitialResults(a.initial), runner.WithReviews(a.reviews))
 	if res == nil {
 		if errors.Is(err, plan.ErrInvalid) {
 			fmt.Fprintln(cmd.ErrOrStderr(), err)
@@ -354,22 +345,6 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 		return res, err
 	}
 	return res, runExit(res.Status)
-}
-
-// executionIDs names the executions of a run that replans: the first
-// takes the run's id, and the run of each repair plan the id and the
-// number of the replan (ID.1, ID.2, ...), so that a task of a repair plan
-// never shares an idempotency key with the task of an earlier plan it
-// replaces. The executor builds one runner per execution.
-func executionIDs(id string) runner.Option {
-	var n atomic.Int64
-	return func(rn *runner.Runner) {
-		if k := n.Add(1) - 1; k > 0 {
-			runner.WithRunID(id + "." + strconv.FormatInt(k, 10))(rn)
-			return
-		}
-		runner.WithRunID(id)(rn)
-	}
 }
 
 // runExit is the exit of a run that ended with status s.

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/registry"
+)
+
+// Class is the kind of a task's failure, for whoever decides what to do
+// next: a replanner, a report, a retry policy of the host.
+type Class string
+
+// Failure classes.
+const (
+	// ClassTimeout: an attempt outlasted its timeout.
+	ClassTimeout Class = "timeout"
+	// ClassVerification: the output failed the task's verification, or a
+	// synthesis gate's output said nothing.
+	ClassVerification Class = "verification_failed"
+	// ClassInvalidOutput: the output is unusable: it does not match the
+	// output_schema, lacks a value a dependent reads, or the agent said so.
+	ClassInvalidOutput Class = "invalid_output"
+	// ClassPrecondition: a worker's precondition did not hold.
+	ClassPrecondition Class = "precondition_failed"
+	// ClassToolRefused: the agent's tool calls were refused.
+	ClassToolRefused Class = "tool_refused"
+	// ClassBudget: the LLM budget was spent.
+	ClassBudget Class = "budget_exceeded"
+	// ClassRejected: a human reviewer rejected the task.
+	ClassRejected Class = "rejected"
+	// ClassPanic: the agent panicked.
+	ClassPanic Class = "panic"
+	// ClassGateFailed: the task did not run because a synthesis gate
+	// upstream of it failed.
+	ClassGateFailed Class = "gate_failed"
+	// ClassAgentError: any other error of the agent, or the run's
+	// cancellation.
+	ClassAgentError Class = "agent_error"
+)
+
+// Classify names the kind of a task's failure err; "" for nil. Where err
+// has several causes the first that applies in the order of the constants
+// above wins, except that a spent budget wins over a timeout.
+func Classify(err error) Class {
+	var panicked *PanicError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, llm.ErrBudgetExceeded):
+		return ClassBudget
+	case errors.Is(err, context.DeadlineExceeded):
+		return ClassTimeout
+	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput):
+		return ClassVerification
+	case errors.Is(err, ErrMissingValue), errors.Is(err, ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):
+		return ClassInvalidOutput
+	case errors.Is(err, registry.ErrPrecondition):
+		return ClassPrecondition
+	case errors.Is(err, agent.ErrToolRefused):
+		return ClassToolRefused
+	case errors.Is(err, ErrRejected):
+		return ClassRejected
+	case errors.Is(err, ErrGateFailed):
+		return ClassGateFailed
+	case errors.As(err, &panicked):
+		return ClassPanic
+	}
+	return ClassAgentError
+}
