@@ -58,7 +58,7 @@ func TestStructuredOutput(t *testing.T) {
 	if suite.Strict {
 		require.NoError(t, perr)
 		require.NotEmpty(t, p.Tasks)
-		require.NoError(t, p.Validate(reg.PlanOptions()...), "the plan names only the registry's workers")
+		require.NoError(t, p.Validate(plan.WithCatalog(reg)), "the plan names only the registry's workers")
 		assert.False(t, rep.Has(critic.Critical), "%v", rep.Issues)
 	}
 }
@@ -195,7 +195,7 @@ func TestInjectedFailureReplan(t *testing.T) {
 	require.NoError(t, err)
 	p, err := plan.Parse([]byte(injectedPlan))
 	require.NoError(t, err)
-	require.NoError(t, p.Validate(reg.PlanOptions()...))
+	require.NoError(t, p.Validate(plan.WithCatalog(reg)))
 
 	sp := &spy{next: e.planner(reg), tap: e.tap}
 	obs := &events{}

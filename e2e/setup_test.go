@@ -245,13 +245,12 @@ func criticOptions(reg *registry.Registry) []critic.Option {
 // client, with e's budget, observed by obs.
 func (e *env) executorOptions(reg *registry.Registry, obs *events, replanner executor.Replanner) []executor.Option {
 	opts := []executor.Option{
+		executor.WithRegistry(reg),
 		executor.WithRunner(
-			runner.WithRegistry(reg),
 			runner.WithPlanAgents(llmagent.Agents(e.client, reg, "")),
 			runner.WithObserver(obs),
 			runner.WithTaskTimeout(4*time.Minute),
 		),
-		executor.WithCritic(criticOptions(reg)...),
 		executor.WithBudget(e.budget, e.meter),
 		executor.WithMaxReplans(2),
 	}

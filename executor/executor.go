@@ -15,6 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Replanner asks for a repair plan of the unfinished tail of a plan;
@@ -109,33 +110,55 @@ func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) 
 		ctx, cancel = context.WithTimeout(ctx, c.budget.MaxDuration)
 		defer cancel()
 	}
-	rep := critic.Review(p, c.critic...)
+	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: verify.NewSet(),
+		res: &Result{Tasks: make(map[string]*runner.TaskResult)}, completed: make(map[string]any), perTask: make(map[string]int)}
+	d, rep := e.check(p)
 	if rep.Has(critic.Critical) {
 		return nil, &RefusedError{Report: rep}
 	}
-	e := &execution{c: c, mission: mission, parent: parent, res: &Result{Report: rep, Tasks: make(map[string]*runner.TaskResult)}, completed: make(map[string]any), perTask: make(map[string]int)}
-	err := e.loop(ctx, p)
+	e.res.Report = rep
+	err := e.loop(ctx, d)
 	e.res.Duration = time.Since(start)
 	return e.res, err
 }
 
-// execution is the state of one Execute.
-type execution struct {
-	c         config
-	mission   string
-	parent    context.Context // the caller's context, without the wall-time budget
-	res       *Result
-	completed map[string]any
-	perTask   map[string]int
-	streak    int  // failed executions in a row without a new finished task
-	progress  bool // the last run finished a task not finished before
-	planUsage llm.Usage
+// check checks p once and reviews the result; the DAG is nil when the
+// review found critical issues.
+func (e *execution) check(p *plan.Plan) (*plan.DAG, critic.Report) {
+	d, _ := p.DAG(e.c.planOptions()...)
+	if d == nil {
+		return nil, critic.Review(p, e.c.criticOptions()...)
+	}
+	rep := critic.ReviewDAG(d, critic.WithPredicates(e.predicates))
+	if rep.Has(critic.Critical) {
+		return nil, rep
+	}
+	return d, rep
 }
 
-func (e *execution) loop(ctx context.Context, p *plan.Plan) error {
+// execution is the state of one Execute.
+type execution struct {
+	c config
+	// rn runs every plan of the execution, and predicates holds the
+	// compiled predicates of all of them, which the critic and the runner
+	// share: a repair compiles only its new predicates.
+	rn         *runner.Runner
+	predicates *verify.Set
+	mission    string
+	parent     context.Context // the caller's context, without the wall-time budget
+	res        *Result
+	completed  map[string]any
+	perTask    map[string]int
+	streak     int  // failed executions in a row without a new finished task
+	progress   bool // the last run finished a task not finished before
+	planUsage  llm.Usage
+}
+
+func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 	for {
+		p := d.Plan()
 		e.res.Plan = p
-		rr, err := e.run(ctx, p)
+		rr, err := e.run(ctx, d)
 		if rr == nil {
 			return err
 		}
@@ -173,7 +196,8 @@ func (e *execution) loop(ctx context.Context, p *plan.Plan) error {
 			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, cmpErr(err))
 			return nil
 		}
-		if rep := critic.Review(next.Plan, e.c.critic...); rep.Has(critic.Critical) {
+		nd, rep := e.check(next.Plan)
+		if nd == nil {
 			e.res.Halt = HaltReplanFailed
 			e.res.Status = runner.StatusFailed
 			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, &RefusedError{Report: rep})
@@ -190,19 +214,20 @@ func (e *execution) loop(ctx context.Context, p *plan.Plan) error {
 			e.res.Halt = HaltBudget
 			return nil
 		}
-		p = next.Plan
+		d = nd
 	}
 }
 
 // run executes p once with every result finished so far.
-func (e *execution) run(ctx context.Context, p *plan.Plan) (*runner.Result, error) {
+func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error) {
+	p := d.Plan()
 	initial := make(map[string]any)
 	for i := range p.Tasks {
 		if out, ok := e.completed[p.Tasks[i].ID]; ok {
 			initial[p.Tasks[i].ID] = out
 		}
 	}
-	opts := append(append([]runner.RunOption{}, e.c.runs...), runner.WithInitialResults(initial))
+	opts := append(append([]runner.RunOption{}, e.c.runs...), runner.WithInitialResults(initial), runner.WithPredicates(e.predicates))
 	if e.c.runID != "" {
 		id := e.c.runID
 		if k := e.res.ExecutionAttempts; k > 0 {
@@ -210,7 +235,7 @@ func (e *execution) run(ctx context.Context, p *plan.Plan) (*runner.Result, erro
 		}
 		opts = append(opts, runner.WithRunID(id))
 	}
-	rr, err := runner.New(e.c.runner...).Run(ctx, p, opts...)
+	rr, err := e.rn.Run(ctx, d, opts...)
 	if rr == nil {
 		return nil, err
 	}

@@ -2,9 +2,9 @@ package executor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -489,9 +489,9 @@ func TestExecuteRunnerSetupError(t *testing.T) {
 	assert.Empty(t, w.counts())
 }
 
-// TestExecuteCriticOptions: WithCritic configures the gate of the plan and
-// of the repair plans.
-func TestExecuteCriticOptions(t *testing.T) {
+// TestExecuteRegistryTools: with a registry, plan agents may use only its
+// tools; without one, tools are not checked.
+func TestExecuteRegistryTools(t *testing.T) {
 	p := mustPlan(t, `{
 		"agents": {"shell": {"prompt": "You run commands.", "tools": ["rm"]}},
 		"tasks": [{"id": "a", "input": "A"}]}`)
@@ -503,7 +503,9 @@ func TestExecuteCriticOptions(t *testing.T) {
 	require.NoError(t, err, "tools are not checked without a catalog")
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 
-	_, err = run(executor.WithCritic(critic.WithCatalog(tools{"search"})))
+	reg := registry.New()
+	require.NoError(t, reg.RegisterTool("search", registry.Tool{Run: func(context.Context, json.RawMessage) (string, error) { return "", nil }}))
+	_, err = run(executor.WithRegistry(reg))
 	var refused *executor.RefusedError
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, critic.CheckUnknownTool, refused.Report.Issues[0].Check)
@@ -526,8 +528,8 @@ func TestExecuteRegistryWorker(t *testing.T) {
 	unknown := mustPlan(t, `{"tasks": [{"id": "clone2", "agent": "svn", "input": "https://example.org/repo"}]}`)
 	opts := func(rp *replanner) []executor.Option {
 		return []executor.Option{
-			executor.WithRunner(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})),
-			executor.WithCritic(critic.WithCatalog(reg)),
+			executor.WithRegistry(reg),
+			executor.WithRunner(runner.WithBackoff(runner.Backoff{})),
 			executor.WithReplanner(rp),
 		}
 	}
@@ -564,10 +566,3 @@ func TestWithAgentNamesAWorker(t *testing.T) {
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, int32(1), calls.Load())
 }
-
-// tools is a host catalog of tools and no workers.
-type tools []string
-
-func (tools) WorkerOutputs(string) ([]string, bool) { return nil, false }
-
-func (c tools) HasTool(name string) bool { return slices.Contains(c, name) }

@@ -4,9 +4,10 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
-
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 )
 
@@ -41,7 +42,9 @@ type config struct {
 	runner                 []runner.Option
 	runs                   []runner.RunOption
 	runID                  string
-	critic                 []critic.Option
+	registry               *registry.Registry
+	workers                []string
+	limits                 plan.Limits
 	planner                Replanner
 	maxReplans             int
 	maxReplansPerTask      int
@@ -59,9 +62,11 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithRunner configures the runner of every execution: agents, registry,
-// concurrency, schedule, timeouts, observers. Initial results are the
-// executor's own.
+// WithRunner configures the runner of every execution: concurrency,
+// schedule, timeouts, backoff, observers, LLM agents. Give the registry
+// and Go agents with WithRegistry and WithAgent instead, which the
+// executor also checks plans against. Initial results are the executor's
+// own.
 func WithRunner(opts ...runner.Option) Option {
 	return func(c *config) { c.runner = append(c.runner, opts...) }
 }
@@ -81,18 +86,47 @@ func WithRunID(id string) Option {
 }
 
 // WithAgent runs the tasks that name agent name on a, as runner.WithAgent
-// does, and tells the critic that the name is a worker.
+// does, and checks plans knowing that the name is a worker.
 func WithAgent(name string, a agent.Agent) Option {
 	return func(c *config) {
 		c.runner = append(c.runner, runner.WithAgent(name, a))
-		c.critic = append(c.critic, critic.WithWorkers(name))
+		c.workers = append(c.workers, name)
 	}
 }
 
-// WithCritic configures the critic that gates the plan and checks repair
-// plans.
-func WithCritic(opts ...critic.Option) Option {
-	return func(c *config) { c.critic = append(c.critic, opts...) }
+// WithRegistry gives the executor the host's trusted workers and tools:
+// every plan, the first and each repair, is checked against it as a
+// catalog (plan.WithCatalog) and run on it (runner.WithRegistry).
+func WithRegistry(r *registry.Registry) Option {
+	return func(c *config) {
+		c.runner = append(c.runner, runner.WithRegistry(r))
+		c.registry = r
+	}
+}
+
+// WithLimits sets the limits every plan is checked against. Default
+// plan.DefaultLimits().
+func WithLimits(l plan.Limits) Option {
+	return func(c *config) { c.limits = l }
+}
+
+// planOptions are the options every plan is checked with.
+func (c *config) planOptions() []plan.Option {
+	opts := []plan.Option{plan.WithLimits(c.limits), plan.WithWorkers(c.workers...)}
+	if c.registry != nil {
+		opts = append(opts, plan.WithCatalog(c.registry))
+	}
+	return opts
+}
+
+// criticOptions review a plan whose structure is not sound, which has no
+// DAG, with the options of planOptions.
+func (c *config) criticOptions() []critic.Option {
+	opts := []critic.Option{critic.WithLimits(c.limits), critic.WithWorkers(c.workers...)}
+	if c.registry != nil {
+		opts = append(opts, critic.WithCatalog(c.registry))
+	}
+	return opts
 }
 
 // WithReplanner allows replanning with p. Without it, a run that asks for a

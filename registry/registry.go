@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
-	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
 )
 
@@ -269,19 +268,4 @@ func (r *Registry) WorkerOutputs(name string) (slots []string, ok bool) {
 		return nil, ok
 	}
 	return w.Outputs, ok
-}
-
-// PlanOptions tells plan validation about the registry: the workers a task
-// may name, and the output slots of those that declare some, so that
-// p.Validate(reg.PlanOptions()...) checks agents and inputs wiring.
-func (r *Registry) PlanOptions() []plan.Option {
-	var opts []plan.Option
-	for _, name := range r.Names() {
-		if out := r.Outputs(name); out != nil {
-			opts = append(opts, plan.WithWorkerOutputs(name, out...))
-		} else {
-			opts = append(opts, plan.WithWorkers(name))
-		}
-	}
-	return opts
 }

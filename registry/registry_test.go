@@ -213,7 +213,8 @@ func TestWorkerCheckNoPreconditions(t *testing.T) {
 	require.NoError(t, Worker{Agent: okAgent}.Check(context.Background(), agent.Request{}))
 }
 
-func TestRegistryPlanOptions(t *testing.T) {
+// TestRegistryIsACatalog: plan checking takes the registry as its catalog.
+func TestRegistryIsACatalog(t *testing.T) {
 	reg := New()
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, nil })
 	require.NoError(t, reg.Register("search", Worker{Agent: noop, Outputs: []string{"items"}}))
@@ -223,15 +224,15 @@ func TestRegistryPlanOptions(t *testing.T) {
 	p.Tasks[0].Agent, p.Tasks[1].Agent, p.Tasks[2].Agent = "search", "shell", "shell"
 	p.Tasks[2].DependsOn = []string{"find", "run"}
 	p.Tasks[2].Inputs = map[string]plan.InputRef{"top": {From: "find", Slot: "items.0"}, "any": {From: "run", Slot: "whatever"}}
-	require.NoError(t, p.Validate(reg.PlanOptions()...), "both workers are known; only search declares its slots")
+	require.NoError(t, p.Validate(plan.WithCatalog(reg)), "both workers are known; only search declares its slots")
 
 	p.Tasks[2].Inputs["bad"] = plan.InputRef{From: "find", Slot: "count"}
-	err := p.Validate(reg.PlanOptions()...)
+	err := p.Validate(plan.WithCatalog(reg))
 	var perr *plan.Error
 	require.ErrorAs(t, err, &perr)
 	require.Len(t, perr.Problems, 1)
 	assert.Equal(t, plan.CodeUndeclaredSlot, perr.Problems[0].Code)
-	assert.Empty(t, (*Registry)(nil).PlanOptions())
+	var _ plan.Catalog = reg
 }
 
 func TestWorkerOutputs(t *testing.T) {

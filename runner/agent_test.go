@@ -34,7 +34,7 @@ func TestRegistryWorker(t *testing.T) {
 		task("rude", "use it", deps("f"), agentName("strict"), nonCritical(), onFailure(plan.PolicyRetry), retries(1)),
 	)
 	noLeaks(t)
-	res, err := runner.New(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})).Run(context.Background(), p)
+	res, err := runner.New(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})).RunPlan(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, runner.TaskDone, res.Tasks["polite"].Status)
@@ -59,7 +59,7 @@ func TestRegistryUndeclaredSlot(t *testing.T) {
 		task("f", "in", agentName("fetch")),
 		task("g", "in", deps("f"), agentName("fetch"), inputs(map[string]plan.InputRef{"b": {From: "f", Slot: "body"}})),
 	)
-	res, err := runner.New(runner.WithRegistry(reg)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithRegistry(reg)).RunPlan(context.Background(), p)
 	assert.ErrorIs(t, err, plan.ErrInvalid)
 	assert.Nil(t, res)
 	assert.Zero(t, rec.calls.Load())
@@ -93,7 +93,7 @@ func TestPlanAgentWithoutFactory(t *testing.T) {
 	assert.Empty(t, ev.list())
 
 	// The default agent is the plan's too.
-	res, err = runner.New().Run(context.Background(), planOf(plan.NewTask("a", "in")))
+	res, err = runner.New().RunPlan(context.Background(), planOf(plan.NewTask("a", "in")))
 	assert.ErrorIs(t, err, runner.ErrNoAgent)
 	assert.Nil(t, res)
 }
@@ -127,7 +127,7 @@ func TestPlanAgentsFactory(t *testing.T) {
 		"critic": {Prompt: "You criticise."},
 		"editor": {Prompt: "You edit."},
 	}
-	res, err := runner.New(runner.WithPlanAgents(factory)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithPlanAgents(factory)).RunPlan(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusWaiting, res.Status)
 	assert.Equal(t, map[string]int{"writer": 1, "critic": 1, plan.DefaultAgent: 1}, built)
@@ -141,7 +141,7 @@ func TestPlanAgentsFactoryError(t *testing.T) {
 	errNoKey := errors.New("no API key")
 	p := planOf(plan.NewTask("a", "in"))
 	res, err := runner.New(runner.WithPlanAgents(func(string, plan.Agent) (agent.Agent, error) { return nil, errNoKey })).
-		Run(context.Background(), p)
+		RunPlan(context.Background(), p)
 	assert.ErrorIs(t, err, runner.ErrNoAgent)
 	assert.ErrorIs(t, err, errNoKey)
 	assert.Nil(t, res)
@@ -182,7 +182,7 @@ func TestTimeouts(t *testing.T) {
 			}
 			p := planOf(task("a", "in", agentName("slow"), timeout(c.plan), onFailure(plan.PolicyRetry), retries(1)))
 			start := time.Now()
-			res, err := runner.New(opts...).Run(context.Background(), p)
+			res, err := runner.New(opts...).RunPlan(context.Background(), p)
 			require.NoError(t, err)
 			assert.Less(t, time.Since(start), 10*time.Second)
 			a := res.Tasks["a"]
@@ -224,7 +224,7 @@ func TestAbandonedAgent(t *testing.T) {
 		task("next", "in", deps("stuck")),
 	)
 	start := time.Now()
-	res, err := runner.New(runner.WithAgent("stubborn", stubborn), runner.WithAgent(worker, rec)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent("stubborn", stubborn), runner.WithAgent(worker, rec)).RunPlan(context.Background(), p)
 	elapsed := time.Since(start)
 	require.NoError(t, err)
 	stuck := res.Tasks["stuck"]
@@ -250,7 +250,7 @@ func TestAgentReturnsLateWithinGrace(t *testing.T) {
 		return agent.Result{}, errors.New("gave up")
 	})
 	p := planOf(task("a", "in", agentName("late"), timeout(10*time.Millisecond)))
-	res, err := runner.New(runner.WithAgent("late", late)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent("late", late)).RunPlan(context.Background(), p)
 	require.NoError(t, err)
 	a := res.Tasks["a"]
 	assert.Equal(t, runner.TaskFailed, a.Status)
@@ -350,7 +350,7 @@ func TestUsage(t *testing.T) {
 	ev := &events{}
 	p := planOf(task("r", "in", onFailure(plan.PolicyRetry)), task("s", "in"))
 	noLeaks(t)
-	res, err := runner.New(runner.WithAgent(worker, a), runner.WithBackoff(runner.Backoff{}), runner.WithObserver(ev)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent(worker, a), runner.WithBackoff(runner.Backoff{}), runner.WithObserver(ev)).RunPlan(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, agent.Usage{PromptTokens: 20, CompletionTokens: 2}, res.Tasks["r"].Usage)
 	assert.Equal(t, agent.Usage{PromptTokens: 10, CompletionTokens: 1}, res.Tasks["s"].Usage)

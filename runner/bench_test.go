@@ -40,7 +40,7 @@ func BenchmarkSchedule(b *testing.B) {
 					sched, _ := runner.ParseSchedule(s)
 					rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched))
 					run = func() error {
-						res, err := rn.Run(context.Background(), p)
+						res, err := rn.RunPlan(context.Background(), p)
 						if err == nil && res.Status != runner.StatusCompleted {
 							err = fmt.Errorf("run %s: %w", res.Status, res.Err)
 						}
@@ -197,7 +197,7 @@ func BenchmarkSkewed(b *testing.B) {
 		b.Run(s.String(), func(b *testing.B) {
 			rn := runner.New(runner.WithAgent("sleep", sleeper), runner.WithSchedule(s), runner.WithConcurrency(100))
 			for b.Loop() {
-				res, err := rn.Run(context.Background(), p)
+				res, err := rn.RunPlan(context.Background(), p)
 				if err != nil || res.Status != runner.StatusCompleted {
 					b.Fatal(err, res.Status)
 				}
@@ -236,7 +236,7 @@ func BenchmarkFanOut(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/limit=%d", s, limit), func(b *testing.B) {
 				rn := runner.New(runner.WithAgent("sleep", sleeper), runner.WithSchedule(s), runner.WithConcurrency(limit))
 				for b.Loop() {
-					res, err := rn.Run(context.Background(), p)
+					res, err := rn.RunPlan(context.Background(), p)
 					if err != nil || res.Status != runner.StatusCompleted {
 						b.Fatal(err, res.Status)
 					}

@@ -234,7 +234,7 @@ func TestObserverPanic(t *testing.T) {
 	rec := newRecorder()
 	p := planOf(task("a", "in"), task("b", "in", deps("a")))
 	noLeaks(t)
-	res, err := runner.New(runner.WithAgent(worker, rec), runner.WithObserver(bad), runner.WithObserver(good)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent(worker, rec), runner.WithObserver(bad), runner.WithObserver(good)).RunPlan(context.Background(), p)
 	require.Error(t, err)
 	var ope *runner.ObserverPanicError
 	require.ErrorAs(t, err, &ope)
@@ -264,7 +264,7 @@ func TestObserverPanicsJoined(t *testing.T) {
 	}
 	noLeaks(t)
 	res, err := runner.New(runner.WithAgent(worker, newRecorder()), runner.WithObserver(mk("one")), runner.WithObserver(mk("two"))).
-		Run(context.Background(), planOf(task("a", "in")))
+		RunPlan(context.Background(), planOf(task("a", "in")))
 	require.NotNil(t, res)
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	var joined interface{ Unwrap() []error }

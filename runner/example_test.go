@@ -27,7 +27,7 @@ func ExampleRunner_Run() {
 	shout := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
 		return agent.Result{Output: strings.ToUpper(req.Input)}, nil
 	})
-	res, err := runner.New(runner.WithAgent("shout", shout)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent("shout", shout)).RunPlan(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,7 +64,7 @@ func ExampleRunner_Run_verification() {
 	res, err := runner.New(
 		runner.WithAgent("brainstorm", brainstorm),
 		runner.WithBackoff(runner.Backoff{}), // retry at once
-	).Run(context.Background(), p)
+	).RunPlan(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -102,7 +102,7 @@ func ExampleWithReviews() {
 		return agent.Result{Output: "published"}, nil
 	})
 	rn := runner.New(runner.WithAgent("writer", writer))
-	res, err := rn.Run(context.Background(), p)
+	res, err := rn.RunPlan(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -113,7 +113,7 @@ func ExampleWithReviews() {
 	}
 
 	// Later, once a person has decided:
-	resumed, err := rn.Run(context.Background(), p,
+	resumed, err := rn.RunPlan(context.Background(), p,
 		runner.WithInitialResults(res.Outputs()),
 		runner.WithReviews(map[string]runner.Decision{"approve": runner.Approve()}),
 	)
@@ -191,7 +191,7 @@ func ExampleWithObserver() {
 		runner.WithAgent("work", work),
 		runner.WithObserver(log),
 		runner.WithBackoff(runner.Backoff{}),
-	).Run(context.Background(), p)
+	).RunPlan(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 	}
@@ -222,7 +222,7 @@ func ExampleWithRunID() {
 	})
 	rn := runner.New(runner.WithAgent("echo", echo))
 	for _, id := range []string{"nightly-1", "nightly-2"} {
-		res, err := rn.Run(context.Background(), p, runner.WithRunID(id))
+		res, err := rn.RunPlan(context.Background(), p, runner.WithRunID(id))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -246,7 +246,7 @@ func ExampleClassify() {
 		<-ctx.Done()
 		return agent.Result{}, ctx.Err()
 	})
-	res, err := runner.New(runner.WithAgent("slow", slow)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent("slow", slow)).RunPlan(context.Background(), p)
 	if err != nil {
 		fmt.Println(err)
 		return

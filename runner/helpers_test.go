@@ -185,7 +185,7 @@ func runWithErr(t *testing.T, p *plan.Plan, rec *recorder, opts ...any) (*runner
 			t.Fatalf("run: %T is not an option", o)
 		}
 	}
-	return runner.New(all...).Run(context.Background(), p, per...)
+	return runner.New(all...).RunPlan(context.Background(), p, per...)
 }
 
 // statuses maps every task to its status.

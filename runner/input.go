@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/dagent-dev/dagent/plan"
 )
 
 // lookup follows a dotted path into JSON-shaped data: object keys, and
@@ -108,8 +106,8 @@ func (r *run) render(i int) (string, map[string]any, error) {
 	var b strings.Builder
 	var refs map[string]any
 	last := 0
-	for ref := range plan.ResultRefs(in, r.g.has) {
-		j := r.g.index[ref.Task]
+	for _, ref := range r.d.Refs(i) {
+		j, _ := r.d.Index(ref.Task)
 		b.WriteString(in[last:ref.Start])
 		last = ref.End
 		if refs == nil {
@@ -140,7 +138,8 @@ func (r *run) wire(i int) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(t.Inputs))
 	for name, in := range t.Inputs {
-		from := &r.state[r.g.index[in.From]].res
+		j, _ := r.d.Index(in.From)
+		from := &r.state[j].res
 		if from.Status != TaskDone {
 			continue
 		}

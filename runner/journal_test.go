@@ -99,7 +99,7 @@ func TestJournalSkipsCancelledTasks(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	_, err := runner.New(runner.WithAgent(worker, rec), runner.WithJournal(j)).Run(ctx, planOf(task("a", "x")))
+	_, err := runner.New(runner.WithAgent(worker, rec), runner.WithJournal(j)).RunPlan(ctx, planOf(task("a", "x")))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, slices.ContainsFunc(j.ids(), func(s string) bool { return s == "a:failed" }), "%v", j.ids())
 	assert.Empty(t, j.ids())

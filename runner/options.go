@@ -8,6 +8,7 @@ import (
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Schedule says when a task may start.
@@ -99,21 +100,23 @@ func WithObserver(o Observer) Option {
 	return func(rn *Runner) { rn.observers = append(rn.observers, o) }
 }
 
-// WithLimits sets the limits the plan is validated against before it runs,
-// as plan.WithLimits does for Parse and Validate. Default
-// plan.DefaultLimits().
-func WithLimits(l plan.Limits) Option {
-	return func(rn *Runner) { rn.limits = l }
-}
-
 // RunOption configures one run: what Run is given besides the plan.
 type RunOption func(*runConfig)
 
 // runConfig is the state of one run that the caller gives.
 type runConfig struct {
-	id      string
-	initial map[string]any
-	reviews map[string]Decision
+	id         string
+	initial    map[string]any
+	reviews    map[string]Decision
+	predicates *verify.Set
+}
+
+// WithPredicates takes the plan's compiled predicates from s, compiling
+// there only those it lacks: hand the run the set a critic checked the
+// plan with (critic.WithPredicates), and nothing is compiled twice.
+// Default: a set of the run's own.
+func WithPredicates(s *verify.Set) RunOption {
+	return func(c *runConfig) { c.predicates = s }
 }
 
 // WithRunID names the run; the id is part of each request's idempotency

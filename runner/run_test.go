@@ -67,21 +67,34 @@ func TestPreconditionsSeeTheInputWithoutRetryText(t *testing.T) {
 	tk := plan.NewTask("a", "count to two")
 	tk.Agent = "short"
 	tk.Verification = `(= (get data/result "n") 2)`
-	res, err := runner.New(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})).Run(context.Background(), &plan.Plan{Tasks: []plan.Task{tk}})
+	res, err := runner.New(runner.WithRegistry(reg), runner.WithBackoff(runner.Backoff{})).RunPlan(context.Background(), &plan.Plan{Tasks: []plan.Task{tk}})
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusCompleted, res.Status, "%v", res.Tasks["a"].Err)
 	assert.Equal(t, 2, res.Tasks["a"].Attempts)
 }
 
-func TestWithLimits(t *testing.T) {
+// TestCheckLimits: Check applies the default limits, and the limits it is
+// given instead; Run refuses a DAG whose check found problems.
+func TestCheckLimits(t *testing.T) {
 	noLeaks(t)
 	p := planOf(task("a", "x", retries(150), onFailure(plan.PolicyRetry)))
-	_, err := runner.New(runner.WithAgent(worker, newRecorder())).Run(context.Background(), p)
+	rn := runner.New(runner.WithAgent(worker, newRecorder()))
+	_, err := rn.RunPlan(context.Background(), p)
 	var perr *plan.Error
 	require.ErrorAs(t, err, &perr)
 	assert.True(t, perr.Has(plan.CodeTooManyRetries))
 
-	res, err := runner.New(runner.WithAgent(worker, newRecorder()), runner.WithLimits(plan.Limits{MaxRetries: 200})).Run(context.Background(), p)
+	d, err := rn.Check(p)
+	require.Error(t, err)
+	require.NotNil(t, d, "the structure is sound: the DAG comes with the error")
+	res, err := rn.Run(context.Background(), d)
+	assert.Nil(t, res)
+	require.ErrorAs(t, err, &perr, "a DAG whose check failed does not run")
+	assert.True(t, perr.Has(plan.CodeTooManyRetries))
+
+	d, err = rn.Check(p, plan.WithLimits(plan.Limits{MaxRetries: 200}))
+	require.NoError(t, err)
+	res, err = rn.Run(context.Background(), d)
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 }
@@ -91,7 +104,7 @@ func TestEveryBadPredicateAtOnce(t *testing.T) {
 	noLeaks(t)
 	rec := newRecorder()
 	p := planOf(task("a", "x", verifies("(= 1")), task("b", "y", verifies("true")), task("c", "z", verifies("(frob)")))
-	res, err := runner.New(runner.WithAgent(worker, rec)).Run(context.Background(), p)
+	res, err := runner.New(runner.WithAgent(worker, rec)).RunPlan(context.Background(), p)
 	require.Error(t, err)
 	assert.Nil(t, res)
 	assert.ErrorIs(t, err, plan.ErrInvalid)
@@ -166,7 +179,7 @@ func TestOutputArrivingDuringCancellationIsKept(t *testing.T) {
 		return map[string]any{"n": 1}, nil
 	})
 	p := planOf(task("a", "x", verifies(`(= (get data/result "n") 1)`)), task("b", "y", deps("a")))
-	res, err := runner.New(runner.WithAgent(worker, rec)).Run(ctx, p)
+	res, err := runner.New(runner.WithAgent(worker, rec)).RunPlan(ctx, p)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, runner.StatusFailed, res.Status)
 	assert.Equal(t, runner.TaskDone, res.Tasks["a"].Status)
@@ -235,7 +248,7 @@ func TestConcurrentRunsKeepTheirOwnState(t *testing.T) {
 	for k, c := range runs {
 		wg.Go(func() {
 			for range 20 {
-				res, err := rn.Run(context.Background(), p, runner.WithRunID(c.id),
+				res, err := rn.RunPlan(context.Background(), p, runner.WithRunID(c.id),
 					runner.WithInitialResults(map[string]any{"seed": c.seed}),
 					runner.WithReviews(map[string]runner.Decision{"rev": c.decision}))
 				assert.NoError(t, err)

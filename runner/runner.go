@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +33,6 @@ type Runner struct {
 	backoff     Backoff
 	observers   []Observer
 	journal     Journal
-	limits      plan.Limits
 }
 
 // New returns a runner configured by opts.
@@ -64,12 +62,14 @@ type taskState struct {
 // running task's state belongs to the goroutine that runs it.
 type run struct {
 	*Runner
-	id    string
-	p     *plan.Plan
-	g     graph
-	state []taskState
-	bus   *bus
-	ctx   context.Context
+	id string
+	p  *plan.Plan
+	d  *plan.DAG
+	// predicates holds the compiled predicates of the plan.
+	predicates *verify.Set
+	state      []taskState
+	bus        *bus
+	ctx        context.Context
 
 	mu       sync.Mutex
 	ready    []int // tasks that may start now, from head on
@@ -95,12 +95,12 @@ type run struct {
 // plan.ErrInvalid)), a predicate that does not compile, an agent it cannot
 // run, an option it cannot use — and an error beside the result when ctx
 // ends the run or an observer panics.
-func (rn *Runner) Run(ctx context.Context, p *plan.Plan, opts ...RunOption) (*Result, error) {
+func (rn *Runner) Run(ctx context.Context, d *plan.DAG, opts ...RunOption) (*Result, error) {
 	var rc runConfig
 	for _, o := range opts {
 		o(&rc)
 	}
-	r, err := rn.prepare(ctx, p, rc)
+	r, err := rn.prepare(ctx, d, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -116,26 +116,58 @@ func (rn *Runner) Run(ctx context.Context, p *plan.Plan, opts ...RunOption) (*Re
 	return res, errors.Join(errs...)
 }
 
-// prepare checks the plan and the options and builds the run's state.
-func (rn *Runner) prepare(ctx context.Context, p *plan.Plan, rc runConfig) (*run, error) {
+// RunPlan checks p against what the runner can run, as [Runner.Check]
+// does, and runs it, as [Runner.Run] does: for a plan that runs once. A
+// plan that is checked anyway — reviewed, or run again — is checked once
+// and its DAG handed to Run.
+func (rn *Runner) RunPlan(ctx context.Context, p *plan.Plan, opts ...RunOption) (*Result, error) {
+	d, err := rn.Check(p)
+	if err != nil {
+		return nil, err
+	}
+	return rn.Run(ctx, d, opts...)
+}
+
+// Check checks p, as [plan.Plan.DAG] does, against what the runner can
+// run: its registry is the catalog, and the agents of WithAgent are
+// workers. opts add to those (limits, say).
+func (rn *Runner) Check(p *plan.Plan, opts ...plan.Option) (*plan.DAG, error) {
+	all := make([]plan.Option, 0, len(opts)+2)
+	if rn.registry != nil {
+		all = append(all, plan.WithCatalog(rn.registry))
+	}
+	all = append(all, plan.WithWorkers(slices.Collect(maps.Keys(rn.agents))...))
+	return p.DAG(append(all, opts...)...)
+}
+
+// prepare checks the options and builds the run's state.
+func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run, error) {
+	if d == nil {
+		return nil, fmt.Errorf("%w: no plan to run: the DAG is nil", ErrInvalidOption)
+	}
 	if rn.concurrency < 1 {
 		return nil, fmt.Errorf("%w: concurrency %d; it must be at least 1", ErrInvalidOption, rn.concurrency)
 	}
 	if rn.taskTimeout <= 0 {
 		return nil, fmt.Errorf("%w: task timeout %s; it must be positive", ErrInvalidOption, rn.taskTimeout)
 	}
-	if err := p.Validate(rn.planOptions()...); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
+	p := d.Plan()
+	if rc.predicates == nil {
+		rc.predicates = verify.NewSet()
+	}
 	r := &run{
-		Runner:  rn,
-		id:      rc.id,
-		p:       p,
-		g:       newGraph(p),
-		state:   make([]taskState, len(p.Tasks)),
-		ctx:     ctx,
-		halting: make(chan struct{}),
-		started: time.Now(),
+		predicates: rc.predicates,
+		Runner:     rn,
+		id:         rc.id,
+		p:          p,
+		d:          d,
+		state:      make([]taskState, len(p.Tasks)),
+		ctx:        ctx,
+		halting:    make(chan struct{}),
+		started:    time.Now(),
 	}
 	if r.id == "" {
 		r.id = newRunID(r.started)
@@ -154,20 +186,10 @@ func (rn *Runner) prepare(ctx context.Context, p *plan.Plan, rc runConfig) (*run
 	return r, nil
 }
 
-// planOptions tells plan validation the limits, which workers exist and
-// what they declare.
-func (rn *Runner) planOptions() []plan.Option {
-	opts := []plan.Option{plan.WithLimits(rn.limits)}
-	for name := range rn.agents {
-		opts = append(opts, plan.WithWorkers(name))
-	}
-	return append(opts, rn.registry.PlanOptions()...)
-}
-
 // seed applies the initial results and the review decisions.
 func (r *run) seed(rc runConfig) error {
 	for _, id := range slices.Sorted(maps.Keys(rc.initial)) {
-		i, ok := r.g.index[id]
+		i, ok := r.d.Index(id)
 		if !ok {
 			return fmt.Errorf("%w: initial result for %q, which is not a task of the plan", ErrUnknownTask, id)
 		}
@@ -181,7 +203,7 @@ func (r *run) seed(rc runConfig) error {
 		r.state[i].res.Output = out
 	}
 	for _, id := range slices.Sorted(maps.Keys(rc.reviews)) {
-		i, ok := r.g.index[id]
+		i, ok := r.d.Index(id)
 		if !ok {
 			return fmt.Errorf("%w: review decision for %q, which is not a task of the plan", ErrUnknownTask, id)
 		}
@@ -205,7 +227,7 @@ func (r *run) bind() error {
 			continue
 		}
 		if t.Verification != "" {
-			pred, err := verify.Compile(t.Verification)
+			pred, err := r.predicates.Compile(t.Verification)
 			if err != nil {
 				bad = append(bad, &PredicateError{TaskID: t.ID, Err: err})
 				continue
@@ -268,18 +290,15 @@ func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, 
 // result came from WithInitialResults and its own upstream did not.
 func (r *run) link() {
 	n := len(r.state)
-	r.byPhase = make([][]int, r.g.phases)
+	r.byPhase = make([][]int, len(r.d.Phases()))
 	waits := make([][]int, n)
 	counts := make([]int, n)
 	for i := range r.state {
-		t, st := &r.p.Tasks[i], &r.state[i]
+		st := &r.state[i]
 		if st.res.Status == TaskDone {
 			continue
 		}
-		waits[i] = r.g.deps[i]
-		if len(t.Inputs) > 0 || strings.Contains(t.Input, "{{") {
-			waits[i] = r.g.reads(r.p, i)
-		}
+		waits[i] = r.d.Reads(i)
 		for _, j := range waits[i] {
 			if r.state[j].res.Status != TaskDone {
 				counts[j]++

@@ -165,7 +165,7 @@ func (r *run) enqueue(i int) {
 		r.ready = append(r.ready, i)
 		return
 	}
-	k := r.g.phase[i]
+	k := r.d.Level(i)
 	r.byPhase[k] = append(r.byPhase[k], i)
 }
 
@@ -182,7 +182,7 @@ func (r *run) settle(o outcome) {
 		res.Class = Classify(o.err)
 	}
 	if r.bus != nil {
-		e := Event{Time: now, RunID: r.id, TaskID: res.ID, Phase: r.g.phase[o.i], Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage}
+		e := Event{Time: now, RunID: r.id, TaskID: res.ID, Phase: r.d.Level(o.i), Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage}
 		switch o.status {
 		case TaskDone:
 			e.Kind, e.Output = EventTaskFinished, o.output
@@ -254,7 +254,7 @@ func (r *run) failGate(g int) {
 			continue
 		}
 		st.res.Status, st.res.Err, st.res.Class = TaskSkipped, reason, ClassGateFailed
-		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.g.phase[i], Err: reason})
+		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.d.Level(i), Err: reason})
 		stack = append(stack, st.next...)
 	}
 }
@@ -262,7 +262,7 @@ func (r *run) failGate(g int) {
 // depends gathers the outputs of task i's direct dependencies; skipped ones
 // are named instead.
 func (r *run) depends(i int) (map[string]any, []string) {
-	deps := r.g.deps[i]
+	deps := r.d.Deps(i)
 	out := make(map[string]any, len(deps))
 	var skipped []string
 	for _, j := range deps {

@@ -198,7 +198,7 @@ func TestRunnerReusedConcurrently(t *testing.T) {
 	results := make([]*runner.Result, 8)
 	for k := range results {
 		wg.Go(func() {
-			res, err := rn.Run(context.Background(), p)
+			res, err := rn.RunPlan(context.Background(), p)
 			assert.NoError(t, err)
 			results[k] = res
 		})

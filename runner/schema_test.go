@@ -52,7 +52,7 @@ func TestBadOutputSchemas(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			noLeaks(t)
 			rec := newRecorder()
-			_, err := runner.New(runner.WithAgent(worker, rec)).Run(context.Background(), planOf(task("a", "x", withSchema(src))))
+			_, err := runner.New(runner.WithAgent(worker, rec)).RunPlan(context.Background(), planOf(task("a", "x", withSchema(src))))
 			var serr *runner.SchemaError
 			require.ErrorAs(t, err, &serr)
 			assert.Equal(t, "a", serr.TaskID)

@@ -309,7 +309,7 @@ func (r *run) review(j *job) outcome {
 func (r *run) event(kind EventKind, i, attempt int, err error, diagnosis string) Event {
 	now := time.Now()
 	st := &r.state[i]
-	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: st.task.ID, Phase: r.g.phase[i], Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
+	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: st.task.ID, Phase: r.d.Level(i), Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
 }
 
 // emitTask emits a task event; without observers it costs nothing.

@@ -51,7 +51,7 @@ func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Opti
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		res, err := plain.Run(ctx, p)
+		res, err := plain.RunPlan(ctx, p)
 		if err != nil || res.Status != runner.StatusCompleted {
 			b.Fatal(err, res.Status)
 		}
@@ -66,7 +66,7 @@ func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Opti
 		j := store.NewJournal(s, id)
 		rn := runner.New(runner.WithAgent("noop", noop), runner.WithSchedule(sched),
 			runner.WithJournal(j), runner.WithObserver(j))
-		res, err = rn.Run(ctx, p, runner.WithRunID(id))
+		res, err = rn.RunPlan(ctx, p, runner.WithRunID(id))
 		if err != nil || res.Status != runner.StatusCompleted {
 			b.Fatal(err, res.Status)
 		}

@@ -114,7 +114,7 @@ func TestJournalRun(t *testing.T) {
 	tl := &timeline{}
 	rn := runner.New(runner.WithAgent("go", worker), runner.WithJournal(j), runner.WithObserver(j), runner.WithObserver(tl),
 		runner.WithBackoff(runner.Backoff{}))
-	res, err := rn.Run(ctx, p, runner.WithRunID(id))
+	res, err := rn.RunPlan(ctx, p, runner.WithRunID(id))
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	require.Equal(t, runner.StatusWaiting, res.Status)
@@ -162,7 +162,7 @@ func TestJournalRun(t *testing.T) {
 	tl2 := &timeline{}
 	rn2 := runner.New(runner.WithAgent("go", worker), runner.WithJournal(j2), runner.WithObserver(j2), runner.WithObserver(tl2),
 		runner.WithBackoff(runner.Backoff{}))
-	res2, err := rn2.Run(ctx, p, runner.WithRunID(id),
+	res2, err := rn2.RunPlan(ctx, p, runner.WithRunID(id),
 		runner.WithInitialResults(outputs), runner.WithReviews(map[string]runner.Decision{"r": runner.Approve()}))
 	require.NoError(t, err)
 	require.NoError(t, j2.Err())
@@ -193,7 +193,7 @@ func TestJournalFailedRun(t *testing.T) {
 	rn := runner.New(runner.WithAgent("go", agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
 		return agent.Result{}, errors.New("no luck ✗")
 	})), runner.WithJournal(j), runner.WithObserver(j))
-	res, err := rn.Run(ctx, p, runner.WithRunID("r"))
+	res, err := rn.RunPlan(ctx, p, runner.WithRunID("r"))
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	require.Equal(t, runner.StatusFailed, res.Status)
@@ -251,7 +251,7 @@ func TestJournalErrOnEvents(t *testing.T) {
 	s := open(t)
 	createRun(t, s, "r", onePlan())
 	j := store.NewJournal(&failingStore{Store: s, failEvents: true}, "r")
-	res, err := runner.New(runner.WithAgent("go", okAgent), runner.WithJournal(j), runner.WithObserver(j)).Run(ctx, onePlan())
+	res, err := runner.New(runner.WithAgent("go", okAgent), runner.WithJournal(j), runner.WithObserver(j)).RunPlan(ctx, onePlan())
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	require.Error(t, j.Err())
@@ -263,7 +263,7 @@ func TestJournalCommitFailureHalts(t *testing.T) {
 	s := open(t)
 	createRun(t, s, "r", onePlan())
 	j := store.NewJournal(&failingStore{Store: s, failCommits: true}, "r")
-	res, err := runner.New(runner.WithAgent("go", okAgent), runner.WithJournal(j)).Run(ctx, onePlan())
+	res, err := runner.New(runner.WithAgent("go", okAgent), runner.WithJournal(j)).RunPlan(ctx, onePlan())
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusFailed, res.Status)
 	assert.ErrorIs(t, res.Tasks["a"].Err, runner.ErrJournal)
@@ -441,7 +441,7 @@ func TestJournalWritesEventsAsTheyCome(t *testing.T) {
 		return agent.Result{Output: 1}, nil
 	})
 	j := store.NewJournal(s, "r")
-	_, err := runner.New(runner.WithAgent("go", slow), runner.WithJournal(j), runner.WithObserver(j)).Run(ctx, p)
+	_, err := runner.New(runner.WithAgent("go", slow), runner.WithJournal(j), runner.WithObserver(j)).RunPlan(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	assert.GreaterOrEqual(t, seen, 6, "run and phase events and t0, t1's events were written while t2 ran")

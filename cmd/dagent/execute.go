@@ -62,22 +62,20 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 			fmt.Fprintf(out, "planned %s in %s\n", plural(len(p.Tasks), "task"), plural(res.Attempts, "attempt"))
 		}
 	}
-	var criticOpts []critic.Option
-	if a.reg != nil {
-		criticOpts = append(criticOpts, critic.WithCatalog(a.reg))
-	}
 	last := &lastRun{}
-	res, err := executor.Execute(ctx, p, a.mission,
-		executor.WithRunner(append(a.runner, runner.WithObserver(last))...),
+	opts := []executor.Option{executor.WithRunner(append(a.runner, runner.WithObserver(last))...)}
+	if a.reg != nil {
+		opts = append(opts, executor.WithRegistry(a.reg))
+	}
+	res, err := executor.Execute(ctx, p, a.mission, append(opts,
 		executor.WithRunID(a.runID),
 		executor.WithReviews(a.reviews),
 		executor.WithReplanner(&announcer{planner: a.llm.f.planner(meter, a.reg), progress: a.progress}),
-		executor.WithCritic(criticOpts...),
 		executor.WithMaxReplans(a.f.maxReplans),
 		executor.WithMaxReplansPerTask(a.f.maxReplansPerTask),
 		executor.WithCooldown(a.f.cooldown),
 		executor.WithBudget(executor.Budget{MaxTokens: a.f.maxTokens, MaxCalls: a.f.maxCalls, MaxDuration: a.f.deadline}, meter),
-	)
+	)...)
 	var refused *executor.RefusedError
 	if errors.As(err, &refused) {
 		rep := refused.Report

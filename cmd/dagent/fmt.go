@@ -23,11 +23,11 @@ prints nothing on standard output and its problems on standard error.`,
   dagent fmt -w plan.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, _, err := loadWith(cmd, args[0], registry)
+			d, _, err := loadWith(cmd, args[0], registry)
 			if err != nil {
 				return err
 			}
-			out, err := p.Canonical()
+			out, err := d.Plan().Canonical()
 			if err != nil {
 				return err
 			}

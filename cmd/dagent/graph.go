@@ -24,11 +24,7 @@ level above its highest dependency.`,
 			if err != nil {
 				return err
 			}
-			p, reg, err := loadWith(cmd, args[0], registry)
-			if err != nil {
-				return err
-			}
-			d, err := p.DAG(reg.PlanOptions()...)
+			d, _, err := loadWith(cmd, args[0], registry)
 			if err != nil {
 				return err
 			}

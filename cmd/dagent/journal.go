@@ -229,9 +229,9 @@ func (rj *runJournal) begin(ctx context.Context, a *launch) error {
 		return nil
 	}
 	var raw json.RawMessage
-	if a.plan != nil {
+	if a.dag != nil {
 		var err error
-		if raw, err = a.plan.Canonical(); err != nil {
+		if raw, err = a.plan().Canonical(); err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 	}
@@ -240,7 +240,7 @@ func (rj *runJournal) begin(ctx context.Context, a *launch) error {
 	case err == nil:
 		// The id is journaled already: go on with that run if it ran this
 		// plan.
-		if a.plan == nil || a.f.replanning() || !bytes.Equal(rec.Plan, raw) {
+		if a.dag == nil || a.f.replanning() || !bytes.Equal(rec.Plan, raw) {
 			return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", a.runID, rj.s.Path(), a.runID)
 		}
 		rj.seed = make(map[string]any, len(a.seed))
@@ -262,8 +262,8 @@ func (rj *runJournal) begin(ctx context.Context, a *launch) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	mission := a.mission
-	if mission == "" && a.plan != nil {
-		mission = a.plan.Mission
+	if mission == "" && a.dag != nil {
+		mission = a.plan().Mission
 	}
 	rj.create = &store.Run{ID: a.runID, Plan: raw, Mission: mission, Options: optsRaw}
 	rj.seed = a.seed
@@ -390,16 +390,17 @@ func describe(err error) string {
 	return errString(err)
 }
 
-// planOf parses a journaled run's plan, validated against reg's workers.
-// The problems of a plan that no longer validates (the registry changed)
-// are printed on stderr, one per line.
-func planOf(cmd *cobra.Command, rec *store.Record, opts ...plan.Option) (*plan.Plan, error) {
+// planOf parses a journaled run's plan and checks it with opts. The
+// problems of a plan that no longer checks (the registry changed) are
+// printed on stderr, one per line.
+func planOf(cmd *cobra.Command, rec *store.Record, opts ...plan.Option) (*plan.DAG, error) {
 	if len(rec.Plan) == 0 || string(rec.Plan) == "null" {
 		return nil, nil
 	}
 	p, err := plan.Parse(rec.Plan)
+	var d *plan.DAG
 	if err == nil {
-		err = p.Validate(opts...)
+		d, err = p.DAG(opts...)
 	}
 	if problems := plan.Problems(err); problems != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: the plan of run %s is no longer valid:\n", rec.ID)
@@ -408,5 +409,5 @@ func planOf(cmd *cobra.Command, rec *store.Record, opts ...plan.Option) (*plan.P
 		}
 		return nil, exitCode(exitInvalid)
 	}
-	return p, err
+	return d, err
 }

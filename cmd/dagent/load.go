@@ -15,10 +15,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// load reads, parses and validates the plan at path ("-" for stdin), with
-// opts for validation. When the plan is invalid it prints every problem to
-// stderr, one per line, and returns an error matching plan.ErrInvalid.
-func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
+// load reads, parses and checks the plan at path ("-" for stdin), with
+// opts for the check, and returns it checked. When the plan is invalid it
+// prints every problem to stderr, one per line, and returns an error
+// matching plan.ErrInvalid.
+func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.DAG, error) {
 	data, err := read(cmd.InOrStdin(), path, "plan")
 	if err != nil {
 		return nil, err
@@ -30,11 +31,14 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, err
 	}
 	// A plan that parsed with problems is still checked, so that one run
 	// shows everything to fix.
+	var d *plan.DAG
 	if p != nil {
-		problems = append(problems, plan.Problems(p.Validate(opts...))...)
+		var checked error
+		d, checked = p.DAG(opts...)
+		problems = append(problems, plan.Problems(checked)...)
 	}
 	if len(problems) == 0 {
-		return p, nil
+		return d, nil
 	}
 	// Parse and Validate each report in source order; merged, the problems
 	// stay in source order, plan-level ones first.
@@ -48,14 +52,23 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, err
 }
 
 // loadWith loads the registry file at regPath, if any, then the plan at
-// path, validated against the registry's workers.
-func loadWith(cmd *cobra.Command, path, regPath string) (*plan.Plan, *registry.Registry, error) {
+// path, checked against the registry.
+func loadWith(cmd *cobra.Command, path, regPath string) (*plan.DAG, *registry.Registry, error) {
 	reg, err := loadRegistry(cmd, regPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := load(cmd, path, reg.PlanOptions()...)
-	return p, reg, err
+	d, err := load(cmd, path, catalog(reg)...)
+	return d, reg, err
+}
+
+// catalog checks plans against reg, when there is one: its workers, their
+// outputs and its tools.
+func catalog(reg *registry.Registry) []plan.Option {
+	if reg == nil {
+		return nil
+	}
+	return []plan.Option{plan.WithCatalog(reg)}
 }
 
 // loadRegistry loads the registry file at path; no path, no registry. An

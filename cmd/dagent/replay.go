@@ -111,11 +111,11 @@ func replayRun(cmd *cobra.Command, id string, db dbFlags, format string) error {
 	if err != nil {
 		return err
 	}
-	p, err := planOf(cmd, rec, reg.PlanOptions()...)
+	d, err := planOf(cmd, rec, catalog(reg)...)
 	if err != nil {
 		return err
 	}
-	if p == nil && o.Mission == "" {
+	if d == nil && o.Mission == "" {
 		return fmt.Errorf("run %s has no plan in the journal", rec.ID)
 	}
 	replayer, err := store.Replayer(rec)
@@ -123,9 +123,9 @@ func replayRun(cmd *cobra.Command, id string, db dbFlags, format string) error {
 		return err
 	}
 	w := &watcher{c: replayer}
-	a := &launch{plan: p, mission: o.Mission, reg: reg, f: f, runID: rec.ID, llm: w, quiet: true}
-	if p != nil && a.mission == "" {
-		a.mission = p.Mission
+	a := &launch{dag: d, mission: o.Mission, reg: reg, f: f, runID: rec.ID, llm: w, quiet: true}
+	if d != nil && a.mission == "" {
+		a.mission = d.Plan().Mission
 	}
 	a.initial, a.reviews, err = replayInputs(rec)
 	if err != nil {

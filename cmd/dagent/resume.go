@@ -102,13 +102,14 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) error {
 	if err != nil {
 		return err
 	}
-	p, err := planOf(cmd, rec, reg.PlanOptions()...)
+	d, err := planOf(cmd, rec, catalog(reg)...)
 	if err != nil {
 		return err
 	}
-	if p == nil {
+	if d == nil {
 		return fmt.Errorf("run %s has no plan in the journal", rec.ID)
 	}
+	p := d.Plan()
 	for id := range reviews {
 		if i := slices.IndexFunc(p.Tasks, func(t plan.Task) bool { return t.ID == id }); i < 0 || p.Tasks[i].Type != plan.TypeHumanReview {
 			return fmt.Errorf("review decision for %q, which is not a human_review task of run %s", id, rec.ID)
@@ -126,7 +127,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "dagent: note: run %s started in %s; its workers now run in %s\n", rec.ID, o.Dir, wd)
 		}
 	}
-	a := &launch{plan: p, mission: p.Mission, reg: reg, f: f, runID: rec.ID, initial: done, reviews: reviews, journal: rj, resume: true}
+	a := &launch{dag: d, mission: p.Mission, reg: reg, f: f, runID: rec.ID, initial: done, reviews: reviews, journal: rj, resume: true}
 	_, err = a.exec(cmd)
 	return err
 }

@@ -209,12 +209,12 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	var (
-		p   *plan.Plan
+		d   *plan.DAG
 		reg *registry.Registry
 		err error
 	)
 	if path != "" {
-		p, reg, err = loadWith(cmd, path, f.registry)
+		d, reg, err = loadWith(cmd, path, f.registry)
 	} else {
 		reg, err = loadRegistry(cmd, f.registry)
 	}
@@ -222,12 +222,12 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	mission := f.mission
-	if p != nil && f.replanning() && mission == "" {
-		if mission = p.Mission; strings.TrimSpace(mission) == "" {
+	if d != nil && f.replanning() && mission == "" {
+		if mission = d.Plan().Mission; strings.TrimSpace(mission) == "" {
 			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
 		}
 	}
-	a := &launch{plan: p, mission: mission, reg: reg, f: f, runID: f.runID}
+	a := &launch{dag: d, mission: mission, reg: reg, f: f, runID: f.runID}
 	if f.reviews != "" {
 		if a.reviews, err = readReviews(cmd, f.reviews); err != nil {
 			return err
@@ -255,8 +255,8 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) error {
 
 // launch is one run of a plan by the CLI: dagent run, resume or replay.
 type launch struct {
-	plan    *plan.Plan // nil: plan the mission first
-	mission string     // what replans work toward
+	dag     *plan.DAG // the checked plan; nil: plan the mission first
+	mission string    // what replans work toward
 	reg     *registry.Registry
 	f       runFlags
 	runID   string                     // empty: a new one
@@ -267,6 +267,14 @@ type launch struct {
 	resume  bool                       // the run is journaled already: go on with it
 	llm     llm.Client                 // set: the answers of every LLM request (replay)
 	quiet   bool                       // print nothing (replay)
+}
+
+// plan is the plan of the launch, nil when the mission is to be planned.
+func (a *launch) plan() *plan.Plan {
+	if a.dag == nil {
+		return nil
+	}
+	return a.dag.Plan()
 }
 
 // exec runs a and prints its outcome. It returns the run's result (nil
@@ -315,9 +323,9 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 		defer cancel()
 	}
 	if f.replanning() {
-		return execute(ctx, cmd, executeArgs{plan: a.plan, mission: a.mission, reg: a.reg, llm: l, runner: opts, reviews: a.reviews, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
+		return execute(ctx, cmd, executeArgs{plan: a.plan(), mission: a.mission, reg: a.reg, llm: l, runner: opts, reviews: a.reviews, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
 	}
-	res, err = runner.New(opts...).Run(ctx, a.plan, runner.WithRunID(a.runID),
+	res, err = runner.New(opts...).Run(ctx, a.dag, runner.WithRunID(a.runID),
 		runner.WithInitialResults(a.initial), runner.WithReviews(a.reviews))
 	if res == nil {
 		if errors.Is(err, plan.ErrInvalid) {
@@ -339,7 +347,7 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 		if a.journal != nil {
 			x.journaled = a.runID
 		}
-		err = writeSummary(out, a.plan, res, x)
+		err = writeSummary(out, a.plan(), res, x)
 	}
 	if err != nil {
 		return res, err

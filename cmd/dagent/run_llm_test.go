@@ -304,9 +304,10 @@ func TestRunRefusedPlan(t *testing.T) {
 	code, stdout, stderr := dagent(t, "", "run", filepath.Join(dir, "plan.json"), "--registry", filepath.Join(dir, "registry.yaml"), "--replan")
 	assert.Equal(t, exitInvalid, code)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "dagent: the critic refused the plan (score ")
-	assert.Contains(t, stderr, "critical: plan: agents.s.tools: ")
-	assert.Contains(t, stderr, "[unknown_tool]")
+	// The registry is the catalog the plan is checked against as it is
+	// loaded: a tool it lacks is a problem of the plan, as an unknown
+	// worker is.
+	assert.Contains(t, stderr, `plan: agents.s.tools: agent "s" uses tool "web_search", which the host's catalog does not have [unknown_tool]`)
 }
 
 func TestRunReplanBadInput(t *testing.T) {
