@@ -98,6 +98,8 @@ func TestPlanRoutes(t *testing.T) {
 		{name: "clarify", answer: `{"route": "clarify", "question": "Which city do you mean?"}`, route: metaplanner.RouteClarify, question: "Which city do you mean?"},
 		{name: "seed names", answer: `{"route_to": "clarify", "clarification_question": "Which one?"}`, route: metaplanner.RouteClarify, question: "Which one?"},
 		{name: "case and space", answer: ` {"route": " Synthesis ", "answer": "42"} `, route: metaplanner.RouteSynthesis, answered: "42"},
+		{name: "trailing comma", answer: `{"route": "synthesis", "answer": "Hi.",}`, route: metaplanner.RouteSynthesis, answered: "Hi."},
+		{name: "fenced in prose", answer: "Here you are:\n```json\n{\"route\": \"clarify\", \"question\": \"Which {city}?\"}\n```\nThanks.", route: metaplanner.RouteClarify, question: "Which {city}?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
