@@ -173,23 +173,12 @@ func (r *reviewer) unknownKeys() {
 		default:
 			keys = nil
 		}
-		if best := closest(key, keys); best != "" {
+		if best, ok := edit.Closest(key, keys); ok {
 			msg += fmt.Sprintf("; did you mean %q?", best)
 		}
 		r.add(i, CheckUnknownKey, Warning, u.Key, msg)
 		r.issues[len(r.issues)-1].Pos = u.Pos
 	}
-}
-
-// closest is the key within two edits of key, or "".
-func closest(key string, keys []string) string {
-	best, dist := "", 3
-	for _, k := range keys {
-		if d := edit.Distance(strings.ToLower(key), k); d < dist {
-			best, dist = k, d
-		}
-	}
-	return best
 }
 
 // compilePredicates compiles every distinct predicate of the plan into the

@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // ErrNotRecorded reports a request a Replayer has no recording of.
@@ -38,29 +40,11 @@ func RequestKey(req Request) (string, error) {
 // canonicalJSON marshals v with sorted keys and no insignificant
 // whitespace.
 func canonicalJSON(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
+	x, err := jsonv.Normalize(v)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		return nil, err
-	}
-	return marshalLine(x)
-}
-
-// marshalLine marshals v on one line without HTML escaping (map keys come
-// out sorted).
-func marshalLine(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonv.Marshal(x)
 }
 
 // exchange is one line of a recording.
@@ -215,7 +199,7 @@ func recordExchange(ctx context.Context, c Client, req Request, sink func(ctx co
 	if err == nil || resp.Usage != (Usage{}) || resp.FinishReason != "" || resp.Message.Content != "" {
 		ex.Response = &resp
 	}
-	line, merr := marshalLine(ex)
+	line, merr := jsonv.Marshal(ex)
 	if merr != nil {
 		return resp, errors.Join(err, fmt.Errorf("llm: record: %w", merr))
 	}

@@ -2,8 +2,9 @@
 // that fulfils a mission, and, when a task of a running plan fails, for a
 // repair plan of the unfinished tail.
 //
-// Plan sends the mission (as delimited data: it may come from an untrusted
-// user) with the workers and tools of the host's registry, and asks for
+// Plan sends the mission (as a data block of [llm.WriteData]: it may come
+// from an untrusted user) with the workers and tools of the host's
+// registry, and asks for
 // structured output: an envelope whose route says how the mission is best
 // handled — "plan" (run a plan), "synthesis" (the model answers directly)
 // or "clarify" (the model asks the user a question). A plan is read with
@@ -17,7 +18,8 @@
 //
 // Replan asks for a repair plan after a failure: it hands the model the
 // original plan, the results of the completed tasks (truncated), the
-// failed task with its output, diagnosis and failure class, and the
+// failed task with its output, diagnosis and failure class — each a data
+// block, as untrusted as the mission — and the
 // repairs tried before, so that it does not repeat an approach that
 // failed. A repair plan must keep every completed task with its id — the
 // runner skips those and reuses their results — and is reviewed like a new

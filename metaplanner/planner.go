@@ -357,8 +357,9 @@ func (p *Planner) review(ctx context.Context, src []byte, extra func(*plan.Plan)
 	opts := p.criticOptions()
 	pl, err := plan.Parse(src, plan.WithLimits(p.limits))
 	if pl != nil {
-		// An envelope Parse read as a plan (encoding/json could not: a
-		// trailing comma, say): its keys are not misspelled plan keys.
+		// An envelope decodeEnvelope passed over (another object came
+		// first in the answer, say) and Parse read as a plan: its keys
+		// are not misspelled plan keys.
 		pl.Unknown = slices.DeleteFunc(pl.Unknown, func(u plan.UnknownKey) bool {
 			return u.TaskID == "" && envelopeKeys[u.Key]
 		})
@@ -402,8 +403,8 @@ func fix(check string) string {
 // decodeEnvelope finds the envelope in an answer: a JSON object with a
 // "route" key, alone or in a fence or prose. A bare plan is no envelope.
 func decodeEnvelope(content string) (envelope, bool) {
-	obj, ok := firstObject(content)
-	if !ok {
+	obj, _, err := plan.ExtractJSON([]byte(content))
+	if err != nil || obj[0] != '{' {
 		return envelope{}, false
 	}
 	var m map[string]json.RawMessage
@@ -469,34 +470,6 @@ func planSource(env envelope) []byte {
 		return nil
 	}
 	return b
-}
-
-// maxTries bounds the openings firstObject tries, so that a long answer
-// full of braces costs little.
-const maxTries = 16
-
-// firstObject returns the first complete JSON object in s: s itself, or
-// the first '{' from which a JSON object decodes.
-func firstObject(s string) ([]byte, bool) {
-	s = strings.TrimSpace(s)
-	if json.Valid([]byte(s)) && strings.HasPrefix(s, "{") {
-		return []byte(s), true
-	}
-	off := 0
-	for range maxTries {
-		i := strings.IndexByte(s[off:], '{')
-		if i < 0 {
-			return nil, false
-		}
-		off += i
-		dec := json.NewDecoder(strings.NewReader(s[off:]))
-		var raw json.RawMessage
-		if dec.Decode(&raw) == nil {
-			return raw, true
-		}
-		off++
-	}
-	return nil, false
 }
 
 // parseRoute reads a route: its own name, or a synonym a model may write

@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // taskJSON is the canonical JSON of a task: fields in a fixed order, the
@@ -59,15 +61,12 @@ func (p *Plan) Canonical() ([]byte, error) {
 // marshal encodes v without escaping <, > and & — predicates compare with
 // them — and without encoding/json's trailing newline unless indented.
 func marshal(v any, indent string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
 	if indent == "" {
-		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+		return jsonv.Marshal(v)
+	}
+	var b bytes.Buffer
+	if err := jsonv.EncodeIndent(&b, v, indent); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
 }

@@ -1077,7 +1077,7 @@ func TestParseOutputSchema(t *testing.T) {
 			`{"description":"a \u00e9 \"q\" <b> & \/","propert\u0069es":{"é":true}}`},
 		{"literals", `{"additionalProperties": false, "default": null, "const": true}`, `{"additionalProperties":false,"default":null,"const":true}`},
 		{"white space inside strings kept", `{"pattern": "^a b\t$", "description": " two  spaces "}`, `{"pattern":"^a b\t$","description":" two  spaces "}`},
-		{"empty containers", `{"items": [], "properties": {}, "enum": [[], {}]}`, `{"items":[],"properties":{},"enum":[[],{}]}`},
+		{"empty containers", `{"required": [], "properties": {}, "enum": [[], {}]}`, `{"required":[],"properties":{},"enum":[[],{}]}`},
 		{"empty object", `{ }`, `{}`},
 		{"nested", `{"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}}, "required": ["url"]}}}}`,
 			`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string","format":"uri"}},"required":["url"]}}}}`},

@@ -9,13 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	jschema "github.com/dagent-dev/dagent/internal/schema"
 )
 
 // Validate reports every problem of the plan at once as a *Error: an empty
 // plan, bad ids, duplicate ids, dependencies on missing tasks or on the task
 // itself, cycles, unknown agents, inputs and {{results.ID}} templates that
 // name a task that is not upstream, values out of range, an output schema
-// that is not a JSON object, and the limits.
+// that is not a JSON object or does not compile, and the limits.
 // Problems come grouped by task, in source order, after the plan's own.
 //
 // An agent is known when the plan defines it, when it is DefaultAgent, or
@@ -64,11 +66,19 @@ func validateTask(p *Plan, i int, c *config, r *report) {
 	if len(t.OutputSchema) > 0 {
 		// The agent is sent the schema with every attempt, as it is sent
 		// the input: the same limit bounds each.
-		if exceeds(len(t.OutputSchema), c.limits.MaxInputBytes) {
+		tooLarge := exceeds(len(t.OutputSchema), c.limits.MaxInputBytes)
+		if tooLarge {
 			r.add(i, CodeInputTooLarge, "output_schema", fmt.Sprintf("output_schema is %d bytes, over the limit of %d", len(t.OutputSchema), c.limits.MaxInputBytes))
 		}
 		if msg := badObject(t.OutputSchema); msg != "" {
 			r.add(i, CodeInvalidField, "output_schema", "output_schema "+msg)
+		} else if !tooLarge {
+			// The runner compiles it before the run starts: a schema that
+			// does not compile is a plan that cannot run, told here, where
+			// dagent lint sees it.
+			if _, err := jschema.Compile(t.OutputSchema); err != nil {
+				r.add(i, CodeInvalidField, "output_schema", "output_schema does not compile: "+err.Error())
+			}
 		}
 	}
 }

@@ -499,6 +499,28 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "output_schema that does not compile",
+			plan: vtPlan(
+				vtWith(vtTask("bad_type"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"objekt"}`) }),
+				vtWith(vtTask("remote_ref"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"$ref":"https://example.com/s.json"}`) }),
+				vtWith(vtTask("bad_pattern"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"string","pattern":"("}`) }),
+				vtWith(vtTask("fine"), func(t *plan.Task) {
+					t.OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+				}),
+			),
+			want: []vtProblem{
+				{plan.CodeInvalidField, "bad_type", "output_schema", "output_schema does not compile: at /type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'; at /type: got string, want array"},
+				{plan.CodeInvalidField, "remote_ref", "output_schema", `output_schema does not compile: failing loading "https://example.com/s.json": https://example.com/s.json is outside the schema; a schema may not refer to other documents`},
+				{plan.CodeInvalidField, "bad_pattern", "output_schema", "output_schema does not compile: at /pattern: '(' is not valid regex: error parsing regexp: missing closing ): `(`"},
+			},
+		},
+		{
+			name: "an output_schema over the limit is not compiled",
+			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) { t.OutputSchema = json.RawMessage(`{"type":"objekt"}`) })),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxInputBytes: 16})},
+			want: []vtProblem{{plan.CodeInputTooLarge, "a", "output_schema", "output_schema is 17 bytes, over the limit of 16"}},
+		},
+		{
 			name: "too many retries",
 			plan: vtPlan(vtWith(vtTask("a"), func(t *plan.Task) { t.MaxRetries = 4 }), vtWith(vtTask("b"), func(t *plan.Task) { t.MaxRetries = 3 })),
 			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxRetries: 3})},

@@ -53,10 +53,15 @@ func TestBadOutputSchemas(t *testing.T) {
 			noLeaks(t)
 			rec := newRecorder()
 			_, err := runner.New(runner.WithAgent(worker, rec)).RunPlan(context.Background(), planOf(task("a", "x", withSchema(src))))
-			var serr *runner.SchemaError
-			require.ErrorAs(t, err, &serr)
-			assert.Equal(t, "a", serr.TaskID)
+			// Plan validation compiles output schemas: the run is refused
+			// as a plan with an invalid_field, as dagent lint reports it.
 			assert.ErrorIs(t, err, plan.ErrInvalid)
+			probs := plan.Problems(err)
+			require.Len(t, probs, 1)
+			assert.Equal(t, plan.CodeInvalidField, probs[0].Code)
+			assert.Equal(t, "a", probs[0].TaskID)
+			assert.Equal(t, "output_schema", probs[0].Field)
+			assert.Contains(t, probs[0].Message, "output_schema does not compile: ")
 			assert.Zero(t, rec.calls.Load())
 		})
 	}

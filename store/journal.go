@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -179,13 +179,7 @@ func (j *Journal) Err() error {
 
 // marshal is JSON without HTML escaping.
 func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonv.Marshal(v)
 }
 
 // RecordLLM returns a client that forwards to c and records every exchange
@@ -232,9 +226,8 @@ func Resume(rec *Record) (outputs map[string]any, waiting []string, err error) {
 		case string(runner.TaskDone):
 			var v any
 			if t.Output != nil {
-				dec := json.NewDecoder(bytes.NewReader(t.Output))
-				dec.UseNumber()
-				if err := dec.Decode(&v); err != nil {
+				var err error
+				if v, err = jsonv.DecodeBytes(t.Output); err != nil {
 					return nil, nil, fmt.Errorf("store: resume run %q: task %q: its output is not valid JSON: %w", rec.ID, id, err)
 				}
 			}

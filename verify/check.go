@@ -3,8 +3,10 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dagent-dev/dagent/internal/edit"
 )
@@ -101,21 +103,21 @@ func suggestSymbol(name string) string {
 
 // suggestFunction names the builtin closest to an unknown function name.
 func suggestFunction(name string) string {
-	// A name is a likely misspelling of another within a third of its
-	// length; farther ones ("inc" and "and") are different words.
-	best, dist := "", max(1, len(name)/3)+1
-	for b := range builtins {
-		if d := edit.Distance(name, b); d < dist || d == dist && b < best {
-			best, dist = b, d
-		}
-	}
-	for b := range specialForms {
-		if d := edit.Distance(name, b); d < dist || d == dist && b < best {
-			best, dist = b, d
-		}
-	}
-	if best == "" {
+	best, ok := edit.Closest(name, functionNames())
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s)", best)
 }
+
+// functionNames are the names of the builtins and special forms, sorted,
+// so that of equally near names the first in alphabetical order is
+// suggested.
+var functionNames = sync.OnceValue(func() []string {
+	names := slices.Collect(maps.Keys(builtins))
+	for f := range specialForms {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	return names
+})

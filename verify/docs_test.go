@@ -2,10 +2,7 @@ package verify_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/verify"
 )
 
@@ -179,15 +177,7 @@ func codeSpan(t *testing.T, cell string) string {
 // data/depends must be a JSON object.
 func decodeData(t *testing.T, name, text string) func(*verify.Bindings) {
 	t.Helper()
-	var v any
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.UseNumber()
-	err := dec.Decode(&v)
-	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("trailing data after the JSON value")
-		}
-	}
+	v, err := jsonv.DecodeBytes([]byte(text))
 	if err != nil {
 		require.NotEqual(t, "data/depends", name, "data/depends must be a JSON object: %s", text)
 		v = text

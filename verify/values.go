@@ -1,13 +1,14 @@
 package verify
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // Keyword is the value of a keyword such as :items. It is a type of its
@@ -285,22 +286,18 @@ func canonical(st *state, b *strings.Builder, v any) error {
 }
 
 // normalize makes a value JSON-like: a value of another Go type (a struct,
-// a typed map or slice) goes through encoding/json, so that every function
-// of the language sees the same shapes. The check is shallow and cheap; it
-// is made on the bindings and on every value taken out of a collection, so
-// that nested values are converted only if a predicate reaches them.
+// a typed map or slice) goes through [jsonv.Normalize], so that every
+// function of the language sees the same shapes, and a value that cannot
+// be made JSON-shaped reads as fmt prints it. The check is shallow and
+// cheap, unlike jsonv's: it is made on the bindings and on every value
+// taken out of a collection, so that nested values are converted only if
+// a predicate reaches them.
 func normalize(v any) any {
 	if !foreign(v) {
 		return v
 	}
-	b, err := json.Marshal(v)
+	out, err := jsonv.Normalize(v)
 	if err != nil {
-		return fmt.Sprint(v)
-	}
-	var out any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if dec.Decode(&out) != nil {
 		return fmt.Sprint(v)
 	}
 	return out

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/spf13/cobra"
 )
@@ -398,10 +398,7 @@ func writeLintJSON(w io.Writer, files []lintFile) error {
 		}
 		doc.Files = append(doc.Files, jf)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return jsonv.EncodeIndent(w, doc, "  ")
 }
 
 // position is the line and column of pos, 0 and 0 when unknown.

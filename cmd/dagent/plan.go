@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
@@ -262,10 +263,7 @@ func writePlanningJSON(w io.Writer, res *metaplanner.Result, err error) error {
 
 // encodeJSON prints v indented, without HTML escaping.
 func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsonv.EncodeIndent(w, v, "  ")
 }
 
 // canonicalPlan is the canonical JSON of p for a JSON document.

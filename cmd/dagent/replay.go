@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -282,13 +283,11 @@ func canonical(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte("null")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	v, err := jsonv.DecodeBytes(b)
+	if err != nil {
 		return b
 	}
-	out, err := json.Marshal(v)
+	out, err := jsonv.Marshal(v)
 	if err != nil {
 		return b
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
@@ -374,14 +373,9 @@ func readJSON(cmd *cobra.Command, path, what string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := jsonv.DecodeBytes(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", what, path, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: %s: more than one JSON value", what, path)
 	}
 	return v, nil
 }

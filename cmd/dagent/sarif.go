@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // SARIF 2.1.0 as GitHub code scanning reads it:
@@ -159,10 +159,7 @@ func writeSARIF(w io.Writer, files []lintFile) error {
 			Results:    results,
 		}},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return jsonv.EncodeIndent(w, doc, "  ")
 }
 
 // sarifRuleOf describes check. A check without a rule (a reviewer's own)

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/verify"
 	"github.com/spf13/cobra"
 )
@@ -61,7 +60,7 @@ or {"error": "..."}. See docs/predicates.md for the language.`,
 				return err
 			}
 			if depends != "" {
-				v, err := decodeJSON(depends)
+				v, err := jsonv.DecodeBytes([]byte(depends))
 				m, ok := v.(map[string]any)
 				if err != nil || !ok {
 					return fmt.Errorf("--depends must be a JSON object of results by task id, e.g. '{\"fetch\": {\"items\": []}}'")
@@ -98,9 +97,7 @@ type verifyOutput struct {
 }
 
 func (o *verifyOutput) print(v any) error {
-	enc := json.NewEncoder(o.w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return jsonv.Encode(o.w, v)
 }
 
 func (o *verifyOutput) verdict(v verify.Verdict) error {
@@ -140,22 +137,8 @@ func jsonOrString(s string) (any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
-	if v, err := decodeJSON(s); err == nil {
+	if v, err := jsonv.DecodeBytes([]byte(s)); err == nil {
 		return v, nil
 	}
 	return s, nil
-}
-
-// decodeJSON decodes one JSON value, keeping numbers exact.
-func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	return v, nil
 }

@@ -2,6 +2,8 @@
 // hints on misspelled keys and functions.
 package edit
 
+import "strings"
+
 // Distance is Levenshtein's distance with transpositions of adjacent
 // letters counting as one edit (cuont is one edit from count), in bytes,
 // capped: names over 40 bytes are not compared and are 99 apart.
@@ -30,4 +32,22 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+// Closest returns the candidate nearest to name when it is near enough to
+// be what name misspells, for a "did you mean" hint. Names are compared
+// without regard to case, so "Critical" finds "critical". A candidate is
+// near enough within a third of name's length in edits (at least one: so
+// "cuont" finds "count", while "inc" does not find "and"), and when not
+// all of it would have to change ("x" does not find "y"). Of equally near
+// candidates, the first wins: pass them in a stable order.
+func Closest(name string, candidates []string) (string, bool) {
+	lname := strings.ToLower(name)
+	best, bestDist := "", max(1, len(name)/3)+1
+	for _, c := range candidates {
+		if d := Distance(lname, strings.ToLower(c)); d < bestDist && d < len(c) {
+			best, bestDist = c, d
+		}
+	}
+	return best, best != ""
 }

@@ -1,0 +1,127 @@
+// Package jsonv reads and writes JSON values the one way dagent handles them
+// everywhere: numbers kept exact as [encoding/json.Number], one value per
+// document, and no HTML escaping on output, since predicates and prompts
+// compare with <, > and &.
+package jsonv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrTrailing is the error of [Decode] and [DecodeBytes] when more than
+// white space follows the JSON value.
+var ErrTrailing = errors.New("trailing data after the JSON value")
+
+// Decode reads exactly one JSON value from r into maps, slices, strings,
+// booleans, nil and json.Number. Anything but white space after the value
+// is an error matching [ErrTrailing].
+func Decode(r io.Reader) (any, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, ErrTrailing
+	}
+	return v, nil
+}
+
+// DecodeBytes is [Decode] of data.
+func DecodeBytes(data []byte) (any, error) {
+	return Decode(bytes.NewReader(data))
+}
+
+// Marshal returns v as compact JSON without HTML escaping and without a
+// trailing newline. Map keys come out sorted, as with encoding/json.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := Encode(&b, v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Encode writes v to w as one line of compact JSON, without HTML
+// escaping, followed by a newline.
+func Encode(w io.Writer, v any) error {
+	return EncodeIndent(w, v, "")
+}
+
+// EncodeIndent writes v to w as JSON indented by indent per level (compact
+// when indent is empty), without HTML escaping, followed by a newline.
+func EncodeIndent(w io.Writer, v any, indent string) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	return enc.Encode(v)
+}
+
+// Normalize makes v JSON-shaped: what [Decode] would return for v's JSON,
+// so that predicates, paths and templates see maps and slices rather than
+// Go structs. A value that is JSON-shaped all the way down is returned as
+// it is (float64, int and int64 numbers included), without a copy; anything
+// else goes through encoding/json once, numbers coming back as json.Number.
+// A value encoding/json cannot encode is an error.
+func Normalize(v any) (any, error) {
+	if shaped(v) {
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("a value of type %T is not JSON-shaped: %w", v, err)
+	}
+	out, err := DecodeBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("a value of type %T is not JSON-shaped: %w", v, err)
+	}
+	return out, nil
+}
+
+// shaped reports whether v needs no conversion to be JSON-shaped.
+func shaped(v any) bool {
+	switch c := v.(type) {
+	case nil, string, bool, json.Number, float64, int, int64:
+		return true
+	case map[string]any:
+		for _, x := range c {
+			if !shaped(x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range c {
+			if !shaped(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Text is how a value reads as text, in a task's input or a prompt: a
+// string as it is, a json.RawMessage as it is written, anything else as
+// compact JSON ([Marshal]); a value encoding/json cannot encode as fmt
+// prints it.
+func Text(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case json.RawMessage:
+		return string(s)
+	case json.Number:
+		return s.String()
+	}
+	b, err := Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,119 @@
+// Package schema compiles and applies JSON Schemas that dagent is handed —
+// a task's output_schema, a tool's parameters — on
+// github.com/santhosh-tekuri/jsonschema/v6, and turns the library's errors
+// into one line of problems that a person or a model can act on.
+//
+// A schema is one self-contained document: compiling it never reads a file
+// or the network, so that a plan or a registry cannot make dagent fetch
+// anything. The JSON Schema meta-schemas are built into the library.
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// url is where a compiled document sits for the compiler: relative
+// references resolve against it, and every one of them is refused.
+const url = "mem:///schema.json"
+
+// Schema is a compiled JSON Schema, safe for concurrent use. Create it
+// with [Compile].
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// Compile compiles doc, a JSON Schema (draft 2020-12 unless its $schema
+// says otherwise). A document that is not JSON, that breaks the rules of
+// its draft, or that refers to any other document ("$ref" to a URL or a
+// file, an unknown "$schema") is an error whose text lists the problems.
+func Compile(doc []byte) (*Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(url, v); err != nil {
+		return nil, &problemError{problems(err), err}
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, &problemError{problems(err), err}
+	}
+	return &Schema{s}, nil
+}
+
+// Validate checks v, a JSON-shaped value: what encoding/json decodes into
+// an any, numbers as json.Number or float64 (int and int64 do too). The
+// error lists each problem with where it is in v, as "at /items/0: got
+// number, want string; at /name: ...", without the library's URLs.
+func (s *Schema) Validate(v any) error {
+	if err := s.s.Validate(v); err != nil {
+		return &problemError{problems(err), err}
+	}
+	return nil
+}
+
+// problemError is an error of the library told as problems; it unwraps
+// to the library's error.
+type problemError struct {
+	text string
+	err  error
+}
+
+func (e *problemError) Error() string { return e.text }
+func (e *problemError) Unwrap() error { return e.err }
+
+// noLoader refuses every document but the one compiled.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside the schema; a schema may not refer to other documents", url)
+}
+
+var english = message.NewPrinter(language.English)
+
+// problems is a one-line account of an error of the library: each leaf
+// of a validation error (of a value, or of a schema against its
+// meta-schema) with where it is, joined by "; ". Other errors, such as a
+// refused reference, are told as the library tells them.
+func problems(err error) string {
+	var se *jsonschema.SchemaValidationError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	type leaf struct{ at, what string }
+	var leaves []leaf
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, leaf{"/" + strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(english)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	// The library checks an object's properties in map order: sorted by
+	// place, the same value always reads the same.
+	slices.SortStableFunc(leaves, func(a, b leaf) int { return strings.Compare(a.at, b.at) })
+	out := make([]string, len(leaves))
+	for i, l := range leaves {
+		out[i] = "at " + l.at + ": " + l.what
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,106 @@
+package schema_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/schema"
+)
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"not JSON", `{"type":`, "not JSON: "},
+		{"type not a type", `{"type": 12}`, "at /type: "},
+		{"bad type name", `{"type": "object", "properties": {"n": {"type": "int"}}}`, "at /properties/n/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'; at /properties/n/type: got string, want array"},
+		{"required not a list", `{"type": "object", "required": "n"}`, "at /required: got string, want array"},
+		{"bad regex pattern", `{"type": "string", "pattern": "("}`, "at /pattern: "},
+		{"external ref", `{"$ref": "https://example.com/schema.json"}`, `failing loading "https://example.com/schema.json": https://example.com/schema.json is outside the schema; a schema may not refer to other documents`},
+		{"relative ref", `{"type": "object", "$ref": "other.json"}`, `failing loading "mem:///other.json": mem:///other.json is outside the schema; a schema may not refer to other documents`},
+		{"file ref", `{"$ref": "file:///etc/passwd"}`, `file:///etc/passwd is outside the schema`},
+		{"unknown draft", `{"$schema": "https://example.com/draft/99", "type": "object"}`, `https://example.com/draft/99 is outside the schema`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := schema.Compile([]byte(tt.doc))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "jsonschema")
+		})
+	}
+}
+
+const itemsSchema = `{"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}`
+
+const argsSchema = `{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["n"], "additionalProperties": false}`
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		value        any
+		want         string
+	}{
+		{"items ok", itemsSchema, map[string]any{"items": []any{"x"}}, ""},
+		{"items empty", itemsSchema, map[string]any{"items": []any{}}, "at /items: minItems: got 0, want 1"},
+		{"item not a string", itemsSchema, map[string]any{"items": []any{1}}, "at /items/0: got number, want string"},
+		{"plain text", itemsSchema, "plain text", "at /: got string, want object"},
+		{"args ok", argsSchema, `{"n": 2, "tags": ["a"]}`, ""},
+		{"below minimum", argsSchema, `{"n": 0}`, "at /n: minimum: got 0, want 1"},
+		{"tag not a string", argsSchema, `{"n": 1, "tags": [1]}`, "at /tags/0: got number, want string"},
+		{"additional property", argsSchema, `{"n": 1, "x": 2}`, "at /: additional properties 'x' not allowed"},
+		{"missing property", argsSchema, `{}`, "at /: missing property 'n'"},
+		{"several problems", argsSchema, `{"n": 0, "tags": [1]}`, "at /n: minimum: got 0, want 1; at /tags/0: got number, want string"},
+		{"Go numbers", argsSchema, map[string]any{"n": 3, "tags": []any{}}, ""},
+		{"float64 integer", argsSchema, map[string]any{"n": 3.0}, ""},
+		{"int64 below minimum", argsSchema, map[string]any{"n": int64(0)}, "at /n: minimum: got 0, want 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := schema.Compile([]byte(tt.schema))
+			require.NoError(t, err)
+			v := tt.value
+			if src, ok := v.(string); ok && len(src) > 0 && src[0] == '{' {
+				v, err = jsonv.DecodeBytes([]byte(src))
+				require.NoError(t, err)
+			}
+			err = s.Validate(v)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error())
+			var verr *jsonschema.ValidationError
+			assert.ErrorAs(t, err, &verr, "the library's error is kept")
+		})
+	}
+}
+
+// A compiled schema is used by many goroutines at once.
+func TestValidateConcurrent(t *testing.T) {
+	s, err := schema.Compile(json.RawMessage(itemsSchema))
+	require.NoError(t, err)
+	done := make(chan error)
+	for i := range 8 {
+		go func() {
+			if i%2 == 0 {
+				done <- s.Validate(map[string]any{"items": []any{"a"}})
+				return
+			}
+			done <- s.Validate(map[string]any{})
+		}()
+	}
+	fails := 0
+	for range 8 {
+		if <-done != nil {
+			fails++
+		}
+	}
+	assert.Equal(t, 4, fails)
+}
