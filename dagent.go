@@ -19,14 +19,16 @@ import (
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Engine runs missions on one model and one catalog. Its configuration is
 // fixed by New, so one Engine may run many missions, also at once. There is
 // no useful zero Engine: create it with New.
 type Engine struct {
-	planner *metaplanner.Planner
-	exec    []executor.Option
+	client llm.Client
+	reg    *registry.Registry
+	c      config
 }
 
 // Option configures an Engine.
@@ -63,21 +65,14 @@ func WithExecutor(opts ...executor.Option) Option {
 // the plan's LLM agents, which run on client. A nil reg is an empty
 // catalog: plans may use only LLM agents without tools.
 func New(client llm.Client, reg *registry.Registry, opts ...Option) *Engine {
-	var c config
+	e := &Engine{client: client, reg: reg}
 	for _, o := range opts {
-		o(&c)
+		o(&e.c)
 	}
-	if reg == nil {
-		reg = registry.New()
+	if e.reg == nil {
+		e.reg = registry.New()
 	}
-	popts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithModel(c.model)}
-	planner := metaplanner.New(client, append(popts, c.planner...)...)
-	exec := []executor.Option{
-		executor.WithRegistry(reg),
-		executor.WithRunner(runner.WithPlanAgents(llmagent.Agents(client, reg, c.model))),
-		executor.WithReplanner(planner),
-	}
-	return &Engine{planner: planner, exec: append(exec, c.executor...)}
+	return e
 }
 
 // Result is the outcome of a mission.
@@ -97,11 +92,22 @@ type Result struct {
 // the runner cannot start, or ctx ending the run; failures of tasks are in
 // the result, as [executor.Execute] reports them.
 func (e *Engine) Run(ctx context.Context, mission string) (*Result, error) {
-	planned, err := e.planner.Plan(ctx, mission)
+	// The planner's critic and the execution share one compilation of each
+	// predicate of the mission's plans.
+	predicates := verify.NewSet()
+	popts := []metaplanner.Option{metaplanner.WithRegistry(e.reg), metaplanner.WithModel(e.c.model), metaplanner.WithPredicates(predicates)}
+	planner := metaplanner.New(e.client, append(popts, e.c.planner...)...)
+	planned, err := planner.Plan(ctx, mission)
 	res := &Result{Planned: planned}
 	if err != nil || planned.Route != metaplanner.RoutePlan {
 		return res, err
 	}
-	res.Run, err = executor.Execute(ctx, planned.Plan, mission, e.exec...)
+	exec := []executor.Option{
+		executor.WithRegistry(e.reg),
+		executor.WithPredicates(predicates),
+		executor.WithRunner(runner.WithPlanAgents(llmagent.Agents(e.client, e.reg, e.c.model))),
+		executor.WithReplanner(planner),
+	}
+	res.Run, err = executor.Execute(ctx, planned.Plan, mission, append(exec, e.c.executor...)...)
 	return res, err
 }

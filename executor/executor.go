@@ -110,7 +110,7 @@ func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) 
 		ctx, cancel = context.WithTimeout(ctx, c.budget.MaxDuration)
 		defer cancel()
 	}
-	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: verify.NewSet(),
+	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: c.predicates,
 		res: &Result{Tasks: make(map[string]*runner.TaskResult)}, completed: make(map[string]any), perTask: make(map[string]int)}
 	d, rep := e.check(p)
 	if rep.Has(critic.Critical) {

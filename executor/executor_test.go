@@ -23,6 +23,7 @@ import (
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 const mission = "Digest this week's papers"
@@ -565,4 +566,25 @@ func TestWithAgentNamesAWorker(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runner.StatusCompleted, res.Status)
 	assert.Equal(t, int32(1), calls.Load())
+}
+
+// TestExecuteSharesPredicates: the critic and the runner compile the
+// plan's predicates in the set WithPredicates gives, each distinct one
+// once; the set's own options apply to them.
+func TestExecuteSharesPredicates(t *testing.T) {
+	p := mustPlan(t, `{"tasks": [
+		{"id": "a", "input": "A", "verification": "(= data/result \"ok\")"},
+		{"id": "b", "input": "B", "verification": "(= data/result \"ok\")", "depends_on": ["a"]}]}`)
+	w := newWorkers().set("a", output("ok")).set("b", output("ok"))
+	set := verify.NewSet()
+	res, err := executor.Execute(context.Background(), p, mission, w.options(executor.WithPredicates(set))...)
+	require.NoError(t, err)
+	assert.Equal(t, runner.StatusCompleted, res.Status)
+	assert.Equal(t, 1, set.Len(), "one distinct predicate, compiled once for the critic and the runner")
+
+	tiny := verify.NewSet(verify.WithMaxNodes(2))
+	_, err = executor.Execute(context.Background(), p, mission, newWorkers().options(executor.WithPredicates(tiny))...)
+	var refused *executor.RefusedError
+	require.ErrorAs(t, err, &refused, "the critic compiles with the set's options")
+	assert.Equal(t, critic.CheckInvalidPredicate, refused.Report.Issues[0].Check)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Defaults of the limits.
@@ -45,6 +46,7 @@ type config struct {
 	registry               *registry.Registry
 	workers                []string
 	limits                 plan.Limits
+	predicates             *verify.Set
 	planner                Replanner
 	maxReplans             int
 	maxReplansPerTask      int
@@ -59,7 +61,18 @@ func newConfig(opts []Option) config {
 	for _, o := range opts {
 		o(&c)
 	}
+	if c.predicates == nil {
+		c.predicates = verify.NewSet()
+	}
 	return c
+}
+
+// WithPredicates compiles the predicates of every plan of the execution in
+// s, which the critic and the runner share: hand it the set the planner
+// reviewed the plan with (metaplanner.WithPredicates), and no predicate is
+// compiled twice. Default: a set of the execution's own.
+func WithPredicates(s *verify.Set) Option {
+	return func(c *config) { c.predicates = s }
 }
 
 // WithRunner configures the runner of every execution: concurrency,

@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // Defaults of the options.
@@ -177,9 +178,18 @@ type Planner struct {
 	maxData        int
 	limits         plan.Limits
 	brief          bool
+	predicates     *verify.Set
 }
 
-// New returns a Planner that asks c.
+// WithPredicates compiles the predicates of the plans the planner reviews
+// in s, so that an executor given the same set (executor.WithPredicates)
+// compiles none of them again. The set grows with every plan reviewed:
+// give a planner that lives long a set per mission. Default: each review
+// compiles in a set of its own.
+func WithPredicates(s *verify.Set) Option { return func(p *Planner) { p.predicates = s } }
+
+// New returns a Planner that asks c. A Planner is safe for concurrent use;
+// there is no useful zero Planner.
 func New(c llm.Client, opts ...Option) *Planner {
 	p := &Planner{client: c, maxCorrections: DefaultMaxCorrections, maxData: DefaultMaxData}
 	for _, o := range opts {
@@ -255,6 +265,9 @@ func (p *Planner) request(msgs []llm.Message) llm.Request {
 // criticOptions are the options of every review.
 func (p *Planner) criticOptions() []critic.Option {
 	opts := []critic.Option{critic.WithLimits(p.limits)}
+	if p.predicates != nil {
+		opts = append(opts, critic.WithPredicates(p.predicates))
+	}
 	if p.registry != nil {
 		opts = append(opts, critic.WithCatalog(p.registry))
 	}
