@@ -1,13 +1,16 @@
 package plan_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/plan"
 )
 
@@ -72,4 +75,36 @@ func ExampleExtractJSON() {
 	v, whole, err := plan.ExtractJSON([]byte(answer))
 	fmt.Println(string(v), whole, err)
 	// Output: {"route":"plan","plan":{"tasks":["a","b"]}} false <nil>
+}
+
+// FuzzExtractJSON: whatever a model writes, ExtractJSON returns valid JSON
+// or an error matching ErrNoJSON, and takes a text that is all one JSON
+// value as the whole of it — duplicate member names and invalid UTF-8
+// aside, which the scanner refuses and encoding/json lets through.
+func FuzzExtractJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"a": 1}`, "```json\n{\"a\": [1, 2,]}\n```", `Here: {"n": 2}.`, `[1, 2]`, `"x"`, `{{results.a}} {"b": true}`,
+		"```\n[1]\n```", `{"a": 1, "a": 2}`, `{"a": 1`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		value, whole, err := plan.ExtractJSON(text)
+		if err != nil {
+			require.ErrorIs(t, err, plan.ErrNoJSON)
+			if json.Valid(text) && utf8.Valid(text) {
+				require.Contains(t, err.Error(), "duplicate", "a text that is one JSON value is refused only for duplicate names")
+			}
+			return
+		}
+		require.True(t, json.Valid(value), "%q", value)
+		if json.Valid(text) && utf8.Valid(text) {
+			require.True(t, whole, "a text that is one JSON value is taken whole")
+			a, err := jsonv.DecodeBytes(text)
+			require.NoError(t, err)
+			b, err := jsonv.DecodeBytes(value)
+			require.NoError(t, err)
+			require.Equal(t, a, b)
+		}
+	})
 }
