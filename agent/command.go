@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // DefaultMaxOutput bounds what a Command may write on standard output when
@@ -221,13 +222,8 @@ func decodeOutput(out []byte) any {
 	if len(trimmed) == 0 {
 		return ""
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) == nil {
-		if _, err := dec.Token(); err == io.EOF {
-			return v
-		}
+	if v, err := jsonv.DecodeBytes(trimmed); err == nil {
+		return v
 	}
 	return string(bytes.TrimRightFunc(out, unicode.IsSpace))
 }
