@@ -109,7 +109,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 	if err := c.check(ctx); err != nil {
 		return Result{}, err
 	}
-	in, err := json.Marshal(req)
+	in, err := jsonv.Marshal(req)
 	if err != nil {
 		return Result{}, fmt.Errorf("command %q: encode the request: %w", c.Argv[0], err)
 	}
