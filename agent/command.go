@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // DefaultMaxOutput bounds what a Command may write on standard output when
@@ -108,7 +109,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 	if err := c.check(ctx); err != nil {
 		return Result{}, err
 	}
-	in, err := json.Marshal(req)
+	in, err := jsonv.Marshal(req)
 	if err != nil {
 		return Result{}, fmt.Errorf("command %q: encode the request: %w", c.Argv[0], err)
 	}
@@ -221,13 +222,8 @@ func decodeOutput(out []byte) any {
 	if len(trimmed) == 0 {
 		return ""
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) == nil {
-		if _, err := dec.Token(); err == io.EOF {
-			return v
-		}
+	if v, err := jsonv.DecodeBytes(trimmed); err == nil {
+		return v
 	}
 	return string(bytes.TrimRightFunc(out, unicode.IsSpace))
 }

@@ -331,8 +331,8 @@ func TestLLMToolLoop(t *testing.T) {
 				return []step{call(u1, tc("c1", "search", `{"query": 7}`), tc("c2", "search", `{"q": "x"}`), tc("c3", "search", `not json`), tc("c4", "search", `["x"]`)), say("ok", u1)}
 			},
 			want: []string{
-				`refused: the tool "search" was not run: the arguments do not satisfy the tool's parameters schema: at '/query': got number, want string. Call it again with arguments that satisfy its parameters schema.`,
-				`refused: the tool "search" was not run: the arguments do not satisfy the tool's parameters schema: at '': missing property 'query'. Call it again with arguments that satisfy its parameters schema.`,
+				`refused: the tool "search" was not run: the arguments do not satisfy the tool's parameters schema: at /query: got number, want string. Call it again with arguments that satisfy its parameters schema.`,
+				`refused: the tool "search" was not run: the arguments do not satisfy the tool's parameters schema: at /: missing property 'query'. Call it again with arguments that satisfy its parameters schema.`,
 				`refused: the tool "search" was not run: the arguments are not JSON: invalid character 'o' in literal null (expecting 'u'). Call it again with arguments that satisfy its parameters schema.`,
 				`refused: the tool "search" was not run: the arguments must be a JSON object, not an array. Call it again with arguments that satisfy its parameters schema.`,
 			},
@@ -875,5 +875,5 @@ func TestRegistryCommandTools(t *testing.T) {
 	assert.Equal(t, "error: the tool failed; its error follows as data.\n<data source=\"tool.fail\" status=\"error\">\n"+
 		`command "`+filepath.Join(root, "tools", "helper")+"\" exited with status 3: first line\nboom\n</data>", results["3"].Content)
 	assert.Contains(t, results["4"].Content, "<data source=\"tool.slow\" status=\"error\">\nthe tool timed out after 200ms: command ")
-	assert.Equal(t, `refused: the tool "echo" was not run: the arguments do not satisfy the tool's parameters schema: at '': missing property 'text'. Call it again with arguments that satisfy its parameters schema.`, results["5"].Content)
+	assert.Equal(t, `refused: the tool "echo" was not run: the arguments do not satisfy the tool's parameters schema: at /: missing property 'text'. Call it again with arguments that satisfy its parameters schema.`, results["5"].Content)
 }

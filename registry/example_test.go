@@ -83,7 +83,7 @@ func ExampleRegistry_CheckToolArgs() {
 	fmt.Println(errors.Is(err, registry.ErrUnknownTool), err)
 	// Output:
 	// <nil>
-	// the arguments do not satisfy the tool's parameters schema: at '': missing property 'query'
+	// the arguments do not satisfy the tool's parameters schema: at /: missing property 'query'
 	// true unknown tool "fetch"
 }
 

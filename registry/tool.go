@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/schema"
 	"github.com/dagent-dev/dagent/registry/internal/toolschema"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // ErrDuplicateTool: a tool of that name is already registered.
@@ -48,7 +48,7 @@ type Tool struct {
 // registeredTool is a tool with its compiled parameters schema.
 type registeredTool struct {
 	Tool
-	schema *jsonschema.Schema
+	schema *schema.Schema
 }
 
 // RegisterTool adds a tool under name. The name must be 1 to 64 ASCII

@@ -33,9 +33,9 @@ func TestRegisterToolErrors(t *testing.T) {
 		{name: "t", params: `{"type": "string"}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
 		{name: "t", params: `{"properties": {}}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
 		{name: "t", params: `{"type": ["object", "null"]}`, want: `register tool "t": parameters: the schema's "type" must be "object": a tool takes an object of named arguments`},
-		{name: "t", params: `{"type": "object", "properties": {"n": {"type": "int"}}}`, want: `register tool "t": parameters: the schema is not valid: at '/properties/n/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'; at '/properties/n/type': got string, want array`},
-		{name: "t", params: `{"type": "object", "required": "n"}`, want: `register tool "t": parameters: the schema is not valid: at '/required': got string, want array`},
-		{name: "t", params: `{"type": "object", "$ref": "https://example.com/s.json"}`, want: `register tool "t": parameters: the schema is not valid: failing loading "https://example.com/s.json": https://example.com/s.json is outside the schema; a tool's schema may not refer to other schemas`},
+		{name: "t", params: `{"type": "object", "properties": {"n": {"type": "int"}}}`, want: `register tool "t": parameters: the schema is not valid: at /properties/n/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'; at /properties/n/type: got string, want array`},
+		{name: "t", params: `{"type": "object", "required": "n"}`, want: `register tool "t": parameters: the schema is not valid: at /required: got string, want array`},
+		{name: "t", params: `{"type": "object", "$ref": "https://example.com/s.json"}`, want: `register tool "t": parameters: the schema is not valid: failing loading "https://example.com/s.json": https://example.com/s.json is outside the schema; a schema may not refer to other documents`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -108,12 +108,12 @@ func TestValidateArgs(t *testing.T) {
 	tests := []struct{ args, want string }{
 		{`{"n": 1}`, ""},
 		{`{"n": 12345678901234567890, "tags": ["a"]}`, ""},
-		{`{"n": 0}`, "the arguments do not satisfy the tool's parameters schema: at '/n': minimum: got 0, want 1"},
-		{`{"n": 1, "tags": [1]}`, "the arguments do not satisfy the tool's parameters schema: at '/tags/0': got number, want string"},
-		{`{"n": 1, "x": 2}`, "the arguments do not satisfy the tool's parameters schema: at '': additional properties 'x' not allowed"},
-		{`{}`, "the arguments do not satisfy the tool's parameters schema: at '': missing property 'n'"},
+		{`{"n": 0}`, "the arguments do not satisfy the tool's parameters schema: at /n: minimum: got 0, want 1"},
+		{`{"n": 1, "tags": [1]}`, "the arguments do not satisfy the tool's parameters schema: at /tags/0: got number, want string"},
+		{`{"n": 1, "x": 2}`, "the arguments do not satisfy the tool's parameters schema: at /: additional properties 'x' not allowed"},
+		{`{}`, "the arguments do not satisfy the tool's parameters schema: at /: missing property 'n'"},
 		{`"n"`, "the arguments must be a JSON object, not a string"},
-		{`{"n": 1} {}`, "the arguments are not JSON: invalid character after top-level value"},
+		{`{"n": 1} {}`, "the arguments are not JSON: trailing data after the JSON value"},
 	}
 	for _, tt := range tests {
 		err := r.CheckToolArgs("t", json.RawMessage(tt.args))

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/dagent-dev/dagent/backoff"
 )
 
 // Defaults of Config.
@@ -69,14 +71,21 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Backoff paces retries: the n-th retry waits Initial·2^(n-1), at most Max,
-// with jitter (a random duration between half of it and all of it), unless
-// the server said how long to wait with Retry-After, which is honoured up to
+// Backoff paces retries as a [backoff.Policy] of Coefficient 2 and Jitter
+// 0.5 does: the n-th retry waits Initial·2^(n-1), at most Max, with jitter
+// (a random duration between half of it and all of it), unless the server
+// said how long to wait with Retry-After, which is honoured up to
 // MaxRetryAfter. Zero fields mean the defaults.
 type Backoff struct {
 	Initial       time.Duration
 	Max           time.Duration
 	MaxRetryAfter time.Duration
+}
+
+// policy is how long to wait between retries when the server does not
+// say.
+func (b Backoff) policy() backoff.Policy {
+	return backoff.Policy{Initial: b.Initial, Coefficient: 2, Max: b.Max, Jitter: 0.5}
 }
 
 // ConfigFromEnv returns the configuration the environment describes:

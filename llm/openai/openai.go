@@ -63,10 +63,11 @@ func New(c Config) (*Client, error) {
 	}
 	oc.HTTPClient = &http.Client{
 		Transport: &retryTransport{
-			base:       transport,
-			timeout:    c.Timeout,
-			maxRetries: c.MaxRetries,
-			backoff:    c.Backoff,
+			base:          transport,
+			timeout:       c.Timeout,
+			maxRetries:    c.MaxRetries,
+			delay:         c.Backoff.policy(),
+			maxRetryAfter: c.Backoff.MaxRetryAfter,
 		},
 		CheckRedirect: base.CheckRedirect,
 		Jar:           base.Jar,

@@ -429,7 +429,8 @@ func TestRetryAfterParsing(t *testing.T) {
 }
 
 func TestBackoffWait(t *testing.T) {
-	tr := &retryTransport{backoff: Backoff{Initial: 100 * time.Millisecond, Max: time.Second, MaxRetryAfter: 2 * time.Second}}
+	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second, MaxRetryAfter: 2 * time.Second}
+	tr := &retryTransport{delay: b.policy(), maxRetryAfter: b.MaxRetryAfter}
 	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 40: time.Second} {
 		for range 20 {
 			got := tr.wait(n, nil)

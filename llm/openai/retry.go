@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dagent-dev/dagent/backoff"
 	"github.com/dagent-dev/dagent/llm"
 )
 
@@ -27,10 +27,11 @@ var ErrTimeout = errors.New("llm: timeout")
 // go-openai's client, so go-openai still builds its typed errors from the
 // final response.
 type retryTransport struct {
-	base       http.RoundTripper
-	timeout    time.Duration
-	maxRetries int
-	backoff    Backoff
+	base          http.RoundTripper
+	timeout       time.Duration
+	maxRetries    int
+	delay         backoff.Policy // when the server does not say
+	maxRetryAfter time.Duration
 }
 
 // RoundTrip sends req, retrying transient faults. The request body is
@@ -106,20 +107,15 @@ func (t *retryTransport) attempt(ctx context.Context, req *http.Request, body []
 	return nil, err
 }
 
-// wait is how long to wait before retry number n.
+// wait is how long to wait before retry number n: what the server asked
+// for, up to maxRetryAfter, or else the delay policy's wait.
 func (t *retryTransport) wait(n int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if d, ok := retryAfter(resp.Header, time.Now()); ok {
-			return min(d, t.backoff.MaxRetryAfter)
+			return min(d, t.maxRetryAfter)
 		}
 	}
-	d := t.backoff.Initial
-	for i := 1; i < n && d < t.backoff.Max; i++ {
-		d *= 2
-	}
-	d = min(d, t.backoff.Max)
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return t.delay.Delay(n)
 }
 
 // retryAfter reads how long the server asked to wait: retry-after-ms

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/edit"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/registry/internal/toolschema"
 	"github.com/dagent-dev/dagent/verify"
@@ -548,7 +549,9 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeJSONString(b, e.key.Value)
+			if err := l.writeString(who, e.key, b); err != nil {
+				return err
+			}
 			b.WriteByte(':')
 			if err := l.toJSON(who, e.value, b, depth+1); err != nil {
 				return err
@@ -577,7 +580,7 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 	}
 	switch tag := n.ShortTag(); tag {
 	case "!!str", "!!timestamp":
-		writeJSONString(b, n.Value)
+		return l.writeString(who, n, b)
 	case "!!null":
 		b.WriteString("null")
 	case "!!bool":
@@ -609,13 +612,14 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 	return nil
 }
 
-// writeJSONString writes s as a JSON string, leaving <, > and & as they
-// are.
-func writeJSONString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	b.Truncate(b.Len() - 1) // the newline Encode adds
+// writeString writes the value of the scalar n to b as a JSON string.
+func (l *loader) writeString(who string, n *yaml.Node, b *bytes.Buffer) error {
+	out, err := jsonv.Marshal(n.Value)
+	if err != nil {
+		return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+	}
+	b.Write(out)
+	return nil
 }
 
 // str reads a string value.
@@ -812,16 +816,7 @@ func describe(n *yaml.Node) string {
 
 // hint suggests the known key closest to an unknown one, or lists them.
 func hint(key string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if len(key) > 2*len(k) {
-			continue
-		}
-		if d := edit.Distance(strings.ToLower(key), k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" {
+	if best, ok := edit.Closest(key, known); ok {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	if len(known) == 1 {

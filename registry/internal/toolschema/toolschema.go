@@ -1,5 +1,6 @@
-// Package toolschema compiles the parameters schemas of tools and checks
-// arguments against them, for the registry and its file format alike.
+// Package toolschema holds what makes a JSON Schema the parameters of a
+// tool, and a model's arguments fit for one, for the registry and its file
+// format alike; package schema compiles and applies the schemas.
 package toolschema
 
 import (
@@ -8,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/schema"
 )
 
 // DefaultParameters is the parameters schema of a tool that declares none:
@@ -28,7 +29,7 @@ func ValidName(s string) bool { return name.MatchString(s) }
 // Compile checks that params is the JSON Schema of an object and compiles
 // it. It returns the schema compacted, or DefaultParameters when params is
 // empty.
-func Compile(params json.RawMessage) (json.RawMessage, *jsonschema.Schema, error) {
+func Compile(params json.RawMessage) (json.RawMessage, *schema.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = json.RawMessage(DefaultParameters)
 	}
@@ -47,38 +48,18 @@ func Compile(params json.RawMessage) (json.RawMessage, *jsonschema.Schema, error
 	if typ != "object" {
 		return nil, nil, errors.New(`the schema's "type" must be "object": a tool takes an object of named arguments`)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact.Bytes()))
+	s, err := schema.Compile(compact.Bytes())
 	if err != nil {
-		return nil, nil, fmt.Errorf("the schema is not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const url = "mem:///parameters.json"
-	if err := c.AddResource(url, doc); err != nil {
 		return nil, nil, fmt.Errorf("the schema is not valid: %w", err)
 	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the schema is not valid: %s", schemaProblem(err))
-	}
 	return json.RawMessage(compact.Bytes()), s, nil
-}
-
-// noLoader refuses to load schemas from outside the one compiled: a tool's
-// schema is configuration, and compiling it reads no files or URLs. The
-// JSON Schema meta-schemas are built into the compiler.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s is outside the schema; a tool's schema may not refer to other schemas", url)
 }
 
 // ValidateArgs checks the arguments a model wrote for a tool: a JSON object
 // valid for the tool's compiled schema s, when s is not nil. The error says
 // what is wrong, for the model.
-func ValidateArgs(s *jsonschema.Schema, args json.RawMessage) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+func ValidateArgs(s *schema.Schema, args json.RawMessage) error {
+	doc, err := jsonv.DecodeBytes(args)
 	if err != nil {
 		return fmt.Errorf("the arguments are not JSON: %w", err)
 	}
@@ -89,37 +70,9 @@ func ValidateArgs(s *jsonschema.Schema, args json.RawMessage) error {
 		return nil
 	}
 	if err := s.Validate(doc); err != nil {
-		return fmt.Errorf("the arguments do not satisfy the tool's parameters schema: %s", schemaProblem(err))
+		return fmt.Errorf("the arguments do not satisfy the tool's parameters schema: %w", err)
 	}
 	return nil
-}
-
-// schemaProblem flattens an error of the jsonschema package into one line:
-// the leaves of a validation error with where they are, without the
-// package's URLs.
-func schemaProblem(err error) string {
-	var se *jsonschema.SchemaValidationError
-	if errors.As(err, &se) {
-		err = se.Err
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	var leaves []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			// A leaf prints as "at '/path': what is wrong".
-			leaves = append(leaves, e.Error())
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return strings.Join(leaves, "; ")
 }
 
 // jsonKind says what kind of JSON value data starts with, for messages.
