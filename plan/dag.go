@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/graph/topo"
+
+	jschema "github.com/dagent-dev/dagent/internal/schema"
 )
 
 // DAG is a checked plan: the plan with its dependency graph in task indexes,
@@ -25,8 +27,9 @@ import (
 type DAG struct {
 	plan    *Plan
 	err     error
-	catalog Catalog        // the catalog it was checked against, if any
-	index   map[string]int // id → index of the first task with it
+	catalog Catalog           // the catalog it was checked against, if any
+	schemas []*jschema.Schema // task → its output schema, compiled; nil when no task has one
+	index   map[string]int    // id → index of the first task with it
 	// nodes holds one node per task, so that the graph hands out nodes
 	// without allocating.
 	nodes      []taskNode
@@ -94,7 +97,12 @@ func (p *Plan) DAG(opts ...Option) (*DAG, error) {
 	}
 	d, sound := build(p, r)
 	for i := range p.Tasks {
-		validateTask(p, i, &c, r)
+		if s := validateTask(p, i, &c, r); s != nil {
+			if d.schemas == nil {
+				d.schemas = make([]*jschema.Schema, len(p.Tasks))
+			}
+			d.schemas[i] = s
+		}
 	}
 	d.wire(&c, r)
 	d.err = r.err()
@@ -321,6 +329,23 @@ func (d *DAG) checkSlots(c *config, r *report, i int, names []string) {
 // Err returns the error [Plan.DAG] returned with d: nil when the plan may
 // run, else the *[Error] listing every problem.
 func (d *DAG) Err() error { return d.err }
+
+// Validator checks a value against a compiled JSON Schema; the error of
+// Validate lists every problem, by location in the value.
+type Validator interface {
+	Validate(v any) error
+}
+
+// OutputValidator returns task i's output_schema, compiled during the
+// check, or nil when the task has none (or has one that does not compile,
+// a problem of the check). A value to check is JSON-shaped: what
+// encoding/json decodes into any, numbers as float64 or json.Number.
+func (d *DAG) OutputValidator(i int) Validator {
+	if d.schemas == nil || d.schemas[i] == nil {
+		return nil
+	}
+	return d.schemas[i]
+}
 
 // Catalog returns the catalog the plan was checked against ([WithCatalog]),
 // or nil.

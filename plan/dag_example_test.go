@@ -223,3 +223,21 @@ func ExampleWithCatalog() {
 	// unknown_tool agent "writer" uses tool "shell", which the host's catalog does not have
 	// undeclared_slot input "n" reads slot "total" of "find", but worker "search" declares items, count
 }
+
+func ExampleDAG_OutputValidator() {
+	p, _ := plan.Parse([]byte(`{"tasks": [
+  {"id": "count", "input": "Count the words",
+   "output_schema": {"type": "object", "required": ["words"], "properties": {"words": {"type": "integer"}}}},
+  {"id": "say", "input": "Say it", "depends_on": ["count"]}]}`))
+	d, err := p.DAG()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(d.OutputValidator(0).Validate(map[string]any{"words": 3}))
+	fmt.Println(d.OutputValidator(0).Validate(map[string]any{"words": "three"}))
+	fmt.Println(d.OutputValidator(1) == nil)
+	// Output:
+	// <nil>
+	// at /words: got string, want integer
+	// true
+}

@@ -33,7 +33,9 @@ func (p *Plan) Validate(opts ...Option) error {
 	return err
 }
 
-func validateTask(p *Plan, i int, c *config, r *report) {
+// validateTask checks task i's fields, and returns its output schema
+// compiled, if it has one that compiles.
+func validateTask(p *Plan, i int, c *config, r *report) *jschema.Schema {
 	t := &p.Tasks[i]
 	if _, defined := p.Agents[t.Agent]; !defined && t.Agent != DefaultAgent && !c.isWorker(t.Agent) {
 		msg := fmt.Sprintf("agent %q is not defined in the plan's agents and is not a registry worker", t.Agent)
@@ -73,14 +75,17 @@ func validateTask(p *Plan, i int, c *config, r *report) {
 		if msg := badObject(t.OutputSchema); msg != "" {
 			r.add(i, CodeInvalidField, "output_schema", "output_schema "+msg)
 		} else if !tooLarge {
-			// The runner compiles it before the run starts: a schema that
-			// does not compile is a plan that cannot run, told here, where
-			// dagent lint sees it.
-			if _, err := jschema.Compile(t.OutputSchema); err != nil {
+			// A schema that does not compile is a plan that cannot run,
+			// told here, where dagent lint sees it; the one that compiles
+			// is the DAG's, for the runner.
+			s, err := jschema.Compile(t.OutputSchema)
+			if err != nil {
 				r.add(i, CodeInvalidField, "output_schema", "output_schema does not compile: "+err.Error())
 			}
+			return s
 		}
 	}
+	return nil
 }
 
 // badObject says what keeps raw from being a JSON object that both
