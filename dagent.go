@@ -5,7 +5,7 @@
 // kept.
 //
 // It is a facade over the packages that do each stage — [metaplanner]
-// plans, [plan] checks, [critic] reviews, [runner] runs, [executor] loops —
+// plans, plan checks, critic reviews, [runner] runs, [executor] loops —
 // for a host that wants the whole loop with its catalog and its model
 // given once. Each stage stays usable on its own.
 package dagent
@@ -23,7 +23,7 @@ import (
 )
 
 // Engine runs missions on one model and one catalog. Its configuration is
-// fixed by New, so one Engine may run many missions, also at once. There is
+// fixed by [New], so one Engine may run many missions, also at once. There is
 // no useful zero Engine: create it with New.
 type Engine struct {
 	client llm.Client
@@ -31,7 +31,7 @@ type Engine struct {
 	c      config
 }
 
-// Option configures an Engine.
+// Option configures an [Engine].
 type Option func(*config)
 
 type config struct {

@@ -15,7 +15,7 @@ type Agent interface {
 }
 
 // Request is what an agent receives for one attempt of a task. Its JSON form
-// is what a Command reads on standard input.
+// is what a [Command] reads on standard input.
 type Request struct {
 	// RunID names the run the task belongs to.
 	RunID string `json:"run_id"`
@@ -41,7 +41,7 @@ type Request struct {
 	// tells a model about it should present it as such.
 	Diagnosis string `json:"diagnosis,omitempty"`
 	// Failure says how the previous attempt failed, set with Diagnosis, so
-	// that an agent can phrase it: FailureVerification or FailureError.
+	// that an agent can phrase it: [FailureVerification] or [FailureError].
 	Failure Failure `json:"failure,omitempty"`
 	// Depends holds the outputs of the task's direct dependencies by id.
 	// Skipped dependencies are absent and listed in Skipped.
@@ -63,7 +63,7 @@ type Request struct {
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
-// Failure is how an attempt failed, as Request.Failure reports it.
+// Failure is how an attempt failed, as [Request.Failure] reports it.
 type Failure string
 
 // Ways an attempt fails.
@@ -91,7 +91,7 @@ type Result struct {
 // Usage counts LLM tokens.
 type Usage = llm.Usage
 
-// Func adapts a Go function to the Agent interface.
+// Func adapts a Go function to the [Agent] interface.
 type Func func(ctx context.Context, req Request) (Result, error)
 
 // Run calls f.

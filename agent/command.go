@@ -17,7 +17,7 @@ import (
 	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
-// DefaultMaxOutput bounds what a Command may write on standard output when
+// DefaultMaxOutput bounds what a [Command] may write on standard output when
 // its MaxOutput is zero, so that a runaway worker cannot exhaust the host's
 // memory: 16 MiB.
 const DefaultMaxOutput = 16 << 20
@@ -33,21 +33,21 @@ const stderrTail = 4 << 10
 // them itself.
 const waitDelay = time.Second
 
-// ErrOutputTooLarge is matched by the error of a Command that wrote more
+// ErrOutputTooLarge is matched by the error of a [Command] that wrote more
 // than its MaxOutput on standard output. The command is killed rather than
 // its output truncated, because a truncated result would be read as a
 // different one.
 var ErrOutputTooLarge = errors.New("output too large")
 
-// Command runs a trusted program as an Agent: the Request as JSON on
+// Command runs a trusted program as an [Agent]: the [Request] as JSON on
 // standard input, the result on standard output. It is how a host plugs a
 // worker written in any language into dagent. No shell is involved, so
 // nothing in a request can become a shell command.
 //
 // If standard output, trimmed of surrounding white space, is one JSON value,
-// the Result's Output is that value decoded with numbers as json.Number, so
+// the [Result]'s Output is that value decoded with numbers as [json.Number], so
 // that large integers survive; otherwise Output is the text with trailing
-// white space trimmed. A non-zero exit is an *ExitError carrying the end of
+// white space trimmed. A non-zero exit is an *[ExitError] carrying the end of
 // standard error.
 //
 // On unix the program runs in a process group of its own, and the whole
@@ -63,7 +63,7 @@ type Command struct {
 	// Dir is the working directory; empty means the current one.
 	Dir string
 	// MaxOutput bounds the bytes of standard output; zero or less means
-	// DefaultMaxOutput.
+	// [DefaultMaxOutput].
 	MaxOutput int64
 }
 
@@ -125,7 +125,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 // It has the signature of a [github.com/dagent-dev/dagent/registry.ToolFunc],
 // so that registry.Tool{Run: c.CallTool} makes a tool of a command; the
 // tools of a registry file are made so. Empty args
-// are sent as {}. A non-zero exit is an *ExitError, and ctx, MaxOutput and
+// are sent as {}. A non-zero exit is an *[ExitError], and ctx, MaxOutput and
 // process groups are honoured as by Run.
 func (c *Command) CallTool(ctx context.Context, args json.RawMessage) (string, error) {
 	if err := c.check(ctx); err != nil {

@@ -29,7 +29,7 @@ type Policy struct {
 }
 
 // Delay is the wait before retry n, counting from 1; zero for n < 1. It
-// never overflows: a wait beyond the range of time.Duration is capped
+// never overflows: a wait beyond the range of [time.Duration] is capped
 // at half of it, nearly 150 years.
 func (p Policy) Delay(n int) time.Duration {
 	if p.Initial <= 0 || n < 1 {

@@ -38,7 +38,7 @@ func WithCatalog(c plan.Catalog) Option {
 }
 
 // WithWorkers names workers the host runs beside the catalog's — Go
-// agents given to the runner with [runner.WithAgent] — so that tasks may
+// agents given to the runner with runner.WithAgent — so that tasks may
 // name them.
 func WithWorkers(names ...string) Option {
 	return func(c *config) { c.workers = append(c.workers, names...) }
@@ -83,7 +83,7 @@ func Review(p *plan.Plan, opts ...Option) Report {
 
 // ReviewDAG reviews a plan that is already checked: the problems of
 // d.Err() are its critical issues, and the design checks read d's graph.
-// Options that describe the host (WithCatalog, WithWorkers, WithLimits)
+// Options that describe the host ([WithCatalog], [WithWorkers], [WithLimits])
 // are those d was checked with and are not applied again; d.Catalog()
 // says whether workers were checked.
 func ReviewDAG(d *plan.DAG, opts ...Option) Report {
@@ -109,7 +109,7 @@ const NoPlan = "No plan could be read from the text; nothing can run."
 // reviews what it finds. The problems Parse reports (no JSON at all,
 // malformed JSON, bad field values) are critical issues of the report, so
 // a text that is not a plan yields a report, never an error: one with score
-// 1 and the summary NoPlan.
+// 1 and the summary [NoPlan].
 func ReviewSource(src []byte, opts ...Option) Report {
 	c := newConfig(opts)
 	p, err := plan.Parse(src, plan.WithLimits(c.limits))
@@ -144,12 +144,12 @@ type Reviewer interface {
 	Review(ctx context.Context, p *plan.Plan, static Report) ([]Issue, error)
 }
 
-// ErrReviewer wraps the error of a Reviewer that failed.
+// ErrReviewer wraps the error of a [Reviewer] that failed.
 var ErrReviewer = errors.New("reviewer failed")
 
 // ReviewWith reviews p statically, then asks rv for more findings and
 // merges them into the report. When rv fails, the report still holds every
-// static finding and the error matches ErrReviewer.
+// static finding and the error matches [ErrReviewer].
 func ReviewWith(ctx context.Context, p *plan.Plan, rv Reviewer, opts ...Option) (Report, error) {
 	rep := Review(p, opts...)
 	if rv == nil || p == nil {

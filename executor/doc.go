@@ -1,6 +1,6 @@
 // Package executor runs a plan to the end: the PlanExecutor of dagent.
 //
-// Execute refuses a plan the critic finds critical issues in, runs it, and
+// [Execute] refuses a plan the critic finds critical issues in, runs it, and
 // when the run asks for a replan — or a critical task fails and replanning
 // is allowed — asks the meta-planner for a repair plan of the unfinished
 // tail and runs that, keeping every result finished so far (siblings that

@@ -19,7 +19,7 @@ import (
 )
 
 // Replanner asks for a repair plan of the unfinished tail of a plan;
-// *metaplanner.Planner is one.
+// *[metaplanner.Planner] is one.
 type Replanner interface {
 	Replan(ctx context.Context, mission string, completed map[string]any, failure metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error)
 }
@@ -96,7 +96,7 @@ func (r *Result) Outputs() map[string]any {
 }
 
 // Execute runs p for mission to the end. A plan the critic finds critical
-// issues in is refused with a *RefusedError before anything runs; runner
+// issues in is refused with a *[RefusedError] before anything runs; runner
 // setup errors (an invalid predicate, an agent that cannot run) are
 // returned as they are. Everything else — failures, halts, budgets (the
 // wall time included) — is in the result; an error beside it says ctx

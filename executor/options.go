@@ -29,14 +29,14 @@ type Budget struct {
 	MaxDuration time.Duration
 }
 
-// Meter reports what the LLM calls of an execution spent; *llm.Meter is
+// Meter reports what the LLM calls of an execution spent; *[llm.Meter] is
 // one. Without it, tokens are counted from the results and calls are not.
 type Meter interface {
 	Usage() llm.Usage
 	Calls() int
 }
 
-// Option configures Execute.
+// Option configures [Execute].
 type Option func(*config)
 
 type config struct {
@@ -69,7 +69,7 @@ func newConfig(opts []Option) config {
 
 // WithPredicates compiles the predicates of every plan of the execution in
 // s, which the critic and the runner share: hand it the set the planner
-// reviewed the plan with (metaplanner.WithPredicates), and no predicate is
+// reviewed the plan with ([metaplanner.WithPredicates]), and no predicate is
 // compiled twice. Default: a set of the execution's own.
 func WithPredicates(s *verify.Set) Option {
 	return func(c *config) { c.predicates = s }
@@ -77,7 +77,7 @@ func WithPredicates(s *verify.Set) Option {
 
 // WithRunner configures the runner of every execution: concurrency,
 // schedule, timeouts, backoff, observers, LLM agents. Give the registry
-// and Go agents with WithRegistry and WithAgent instead, which the
+// and Go agents with [WithRegistry] and [WithAgent] instead, which the
 // executor also checks plans against. Initial results are the executor's
 // own.
 func WithRunner(opts ...runner.Option) Option {
@@ -85,7 +85,7 @@ func WithRunner(opts ...runner.Option) Option {
 }
 
 // WithReviews gives the decisions of human reviews, by task id, to every
-// run of the execution, as runner.WithReviews does for one run.
+// run of the execution, as [runner.WithReviews] does for one run.
 func WithReviews(decisions map[string]runner.Decision) Option {
 	return func(c *config) { c.runs = append(c.runs, runner.WithReviews(decisions)) }
 }
@@ -98,7 +98,7 @@ func WithRunID(id string) Option {
 	return func(c *config) { c.runID = id }
 }
 
-// WithAgent runs the tasks that name agent name on a, as runner.WithAgent
+// WithAgent runs the tasks that name agent name on a, as [runner.WithAgent]
 // does, and checks plans knowing that the name is a worker.
 func WithAgent(name string, a agent.Agent) Option {
 	return func(c *config) {
@@ -109,7 +109,7 @@ func WithAgent(name string, a agent.Agent) Option {
 
 // WithRegistry gives the executor the host's trusted workers and tools:
 // every plan, the first and each repair, is checked against it as a
-// catalog (plan.WithCatalog) and run on it (runner.WithRegistry).
+// catalog ([plan.WithCatalog]) and run on it ([runner.WithRegistry]).
 func WithRegistry(r *registry.Registry) Option {
 	return func(c *config) {
 		c.runner = append(c.runner, runner.WithRegistry(r))

@@ -6,7 +6,7 @@ import (
 )
 
 // ErrEmptyResponse reports an answer with no choices, or whose message has
-// neither content nor tool calls. The Response returned with it still
+// neither content nor tool calls. The [Response] returned with it still
 // carries the usage and finish reason.
 var ErrEmptyResponse = errors.New("llm: empty response")
 

@@ -94,7 +94,7 @@ type Client interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
-// ClientFunc adapts a function to Client.
+// ClientFunc adapts a function to [Client].
 type ClientFunc func(ctx context.Context, req Request) (Response, error)
 
 // Complete calls f.

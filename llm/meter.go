@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 )
 
-// ErrBudgetExceeded reports a call refused because the Meter's budget is
+// ErrBudgetExceeded reports a call refused because the [Meter]'s budget is
 // spent. The call did not reach the wrapped client.
 var ErrBudgetExceeded = errors.New("llm: budget exceeded")
 
-// Budget limits a Meter. Zero fields mean no limit.
+// Budget limits a [Meter]. Zero fields mean no limit.
 type Budget struct {
 	// MaxTokens bounds prompt plus completion tokens. It is checked before
 	// each call: a call starts while fewer tokens than MaxTokens are used,
@@ -22,8 +22,8 @@ type Budget struct {
 	MaxCalls int
 }
 
-// Meter is a Client that counts the calls and tokens of the Client it
-// wraps and enforces a Budget. It is safe for concurrent use.
+// Meter is a [Client] that counts the calls and tokens of the Client it
+// wraps and enforces a [Budget]. It is safe for concurrent use.
 type Meter struct {
 	client     Client
 	budget     Budget
@@ -34,14 +34,14 @@ type Meter struct {
 
 var _ Client = (*Meter)(nil)
 
-// NewMeter returns a Meter of c limited by b (the zero Budget is no limit).
+// NewMeter returns a [Meter] of c limited by b (the zero [Budget] is no limit).
 func NewMeter(c Client, b Budget) *Meter {
 	return &Meter{client: c, budget: b}
 }
 
 // Complete forwards req to the wrapped client unless the budget is spent,
-// in which case it fails with ErrBudgetExceeded. The usage of the answer is
-// counted even when the call fails (a Response returned with an error may
+// in which case it fails with [ErrBudgetExceeded]. The usage of the answer is
+// counted even when the call fails (a [Response] returned with an error may
 // carry the tokens it cost).
 func (m *Meter) Complete(ctx context.Context, req Request) (Response, error) {
 	if limit := m.budget.MaxTokens; limit > 0 {

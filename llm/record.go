@@ -16,12 +16,12 @@ import (
 	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
-// ErrNotRecorded reports a request a Replayer has no recording of.
+// ErrNotRecorded reports a request a [Replayer] has no recording of.
 var ErrNotRecorded = errors.New("llm: request not recorded")
 
 // RequestKey is the key under which an exchange is recorded: the hex
 // SHA-256 of the canonical JSON of req. The canonical JSON is req marshalled
-// as a Request (so it holds model — as the request names it, empty when the
+// as a [Request] (so it holds model — as the request names it, empty when the
 // client's default applies —, messages with role, content, tool_calls and
 // tool_call_id, tools with name, description and parameters, schema with
 // name, schema and strict, temperature and max_tokens, each only when set),
@@ -109,8 +109,8 @@ type replayedError struct {
 func (e *replayedError) Error() string { return e.msg }
 func (e *replayedError) Unwrap() error { return e.sentinel }
 
-// Recorder is a Client that forwards to another and appends every exchange
-// to a recording (see Record for the format). Each exchange is written
+// Recorder is a [Client] that forwards to another and appends every exchange
+// to a recording (see [Record] for the format). Each exchange is written
 // with one write as soon as it completes. It is safe for concurrent use.
 type Recorder struct {
 	client Client
@@ -123,7 +123,7 @@ type Recorder struct {
 
 var _ Client = (*Recorder)(nil)
 
-// Record returns a Recorder that forwards to c and appends to the file at
+// Record returns a [Recorder] that forwards to c and appends to the file at
 // path, creating it if need be. Close it when done.
 //
 // The recording is a JSON Lines file, one exchange a line:
@@ -131,11 +131,11 @@ var _ Client = (*Recorder)(nil)
 //	{"key":"<RequestKey>","request":{...},"response":{...}}
 //	{"key":"<RequestKey>","request":{...},"response":{...},"error":{"kind":"empty_response","message":"..."}}
 //
-// request and response are the Request and Response as JSON. error is
+// request and response are the [Request] and [Response] as JSON. error is
 // present for the failures that are the server's answer to the request
-// rather than an accident of the moment: an *APIError with a status that is
+// rather than an accident of the moment: an *[APIError] with a status that is
 // not retried (kind "api", with status, message, type and code) and
-// ErrEmptyResponse (kind "empty_response"). Transient faults, cancellations,
+// [ErrEmptyResponse] (kind "empty_response"). Transient faults, cancellations,
 // budget refusals and local errors are not recorded: they say nothing about
 // the model.
 func Record(c Client, path string) (*Recorder, error) {
@@ -172,9 +172,9 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) 
 	})
 }
 
-// RecordFunc returns a Client that forwards to c and hands every exchange
-// a Recorder would record to sink before it answers: its key and the line a
-// Recorder would write, without the newline (see Record for the format).
+// RecordFunc returns a [Client] that forwards to c and hands every exchange
+// a [Recorder] would record to sink before it answers: its key and the line a
+// Recorder would write, without the newline (see [Record] for the format).
 // If sink fails, the answer is returned with sink's error. The client is as
 // safe for concurrent use as c and sink are.
 func RecordFunc(c Client, sink func(ctx context.Context, key string, line []byte) error) Client {
@@ -223,8 +223,8 @@ func (r *Recorder) Close() error {
 	return nil
 }
 
-// Replayer is a Client that answers from a recording made by a Recorder and
-// fails with ErrNotRecorded on any request it has no answer for. A request
+// Replayer is a [Client] that answers from a recording made by a [Recorder] and
+// fails with [ErrNotRecorded] on any request it has no answer for. A request
 // recorded several times is answered with its recordings in order, and then
 // with the last one again. It is safe for concurrent use.
 type Replayer struct {
@@ -264,7 +264,7 @@ func Replay(path string) (*Replayer, error) {
 	}
 }
 
-// ReplayLines is Replay over a recording held in memory, one exchange per
+// ReplayLines is [Replay] over a recording held in memory, one exchange per
 // line (blank lines are skipped). name stands for the recording in errors,
 // as the path does for Replay: a bad line is an error naming name and the
 // line's number, from 1.

@@ -39,7 +39,7 @@ const (
 const maxParallelTools = 8
 
 // MaxRefusedCalls is the number of calls of tools it may not use after
-// which an LLM agent gives up with agent.ErrToolRefused. Fewer are refused and
+// which an LLM agent gives up with [agent.ErrToolRefused]. Fewer are refused and
 // reported back to the model, which may have misremembered a name.
 const MaxRefusedCalls = 3
 
@@ -58,7 +58,7 @@ var ErrMaxTurns = errors.New("too many tool-calling turns")
 // of a failed attempt — in delimited data blocks, which the preamble tells
 // the model to read as data, not instructions. On a retry the diagnosis
 // comes under "## Previous attempt", introduced by how the attempt failed
-// (agent.Request.Failure), with the status attribute saying the same.
+// ([agent.Request.Failure]), with the status attribute saying the same.
 //
 //	<data source="results.fetch">
 //	...
@@ -72,15 +72,15 @@ var ErrMaxTurns = errors.New("too many tool-calling turns")
 // The model may call the tools named in Tools, with arguments valid for
 // their schemas; any other call is refused, not run, and the refusal, like
 // a tool's error, is reported back to the model as the call's result. A
-// model that calls tools it may not use MaxRefusedCalls times fails the
-// attempt with agent.ErrToolRefused.
+// model that calls tools it may not use [MaxRefusedCalls] times fails the
+// attempt with [agent.ErrToolRefused].
 //
 // When the request has an OutputSchema, the answer is asked for as
 // structured output and must be one JSON value, alone or in a code fence;
 // otherwise an answer that is a JSON
 // object or array (also inside a ```json fence) is decoded, and any other
 // answer is the output as text. JSON is decoded with numbers as
-// json.Number. The Result's Usage is the sum of every model call's.
+// [json.Number]. The Result's Usage is the sum of every model call's.
 type Agent struct {
 	// Client is the model.
 	Client llm.Client
@@ -93,11 +93,11 @@ type Agent struct {
 	// Registry is where the tools come from.
 	Registry *registry.Registry
 	// MaxTurns bounds the tool-calling turns; zero or less means
-	// DefaultMaxTurns. A model still calling tools after that many turns
-	// fails the attempt with ErrMaxTurns.
+	// [DefaultMaxTurns]. A model still calling tools after that many turns
+	// fails the attempt with [ErrMaxTurns].
 	MaxTurns int
 	// MaxData bounds the bytes of each item of untrusted text the model is
-	// shown; zero or less means DefaultMaxData.
+	// shown; zero or less means [DefaultMaxData].
 	MaxData int
 	// Temperature, when set, overrides the server's default.
 	Temperature *float64
@@ -496,7 +496,7 @@ func excerpt(s string) string {
 
 // Agents returns the factory of the agents a plan defines, for
 // runner.WithPlanAgents: an *[Agent] for each, on client c with the tools of
-// reg. The plan agent's Model, when set, overrides model; plan.DefaultAgent,
+// reg. The plan agent's Model, when set, overrides model; [plan.DefaultAgent],
 // whose definition is empty, is an LLM agent with no tools and no prompt
 // beyond dagent's preamble. An agent that names a tool reg does not have is
 // an error matching [registry.ErrUnknownTool] that names the tools.

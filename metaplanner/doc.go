@@ -8,13 +8,13 @@
 // structured output: an envelope whose route says how the mission is best
 // handled — "plan" (run a plan), "synthesis" (the model answers directly)
 // or "clarify" (the model asks the user a question). A plan is read with
-// plan.Parse, which tolerates what models write (a bare plan without the
+// [plan.Parse], which tolerates what models write (a bare plan without the
 // envelope, a plan in a Markdown fence, prose around it), and reviewed by
 // the critic against the registry. Critical findings go back to the model,
 // each with the rule's fix, for a bounded number of self-corrections; a
-// plan with only warnings is accepted, the warnings kept in the Result's
-// report. When no acceptable plan comes, the error matches ErrNoValidPlan
-// and is a *PlanError holding the last report.
+// plan with only warnings is accepted, the warnings kept in the [Result]'s
+// report. When no acceptable plan comes, the error matches [ErrNoValidPlan]
+// and is a *[PlanError] holding the last report.
 //
 // Replan asks for a repair plan after a failure: it hands the model the
 // original plan, the results of the completed tasks (truncated), the
@@ -25,5 +25,5 @@
 // runner skips those and reuses their results — and is reviewed like a new
 // plan, with one self-correction.
 //
-// A Planner is safe for concurrent use if its llm.Client is.
+// A [Planner] is safe for concurrent use if its [llm.Client] is.
 package metaplanner

@@ -28,7 +28,7 @@ const (
 
 // ErrNoValidPlan is matched by the error of Plan and Replan when the model
 // gave no acceptable answer within its corrections; the error is a
-// *PlanError.
+// *[PlanError].
 var ErrNoValidPlan = errors.New("no valid plan")
 
 // ErrEmptyMission is matched by the error of Plan, and of Replan when
@@ -37,7 +37,7 @@ var ErrEmptyMission = errors.New("the mission is empty")
 
 // PlanError is the error of a planning that ended without an acceptable
 // answer: the last answer still had critical findings. It matches
-// ErrNoValidPlan.
+// [ErrNoValidPlan].
 type PlanError struct {
 	// Report is the review of the last answer.
 	Report critic.Report
@@ -62,7 +62,7 @@ func (e *PlanError) Error() string {
 	return fmt.Sprintf("metaplanner: %s after %d %s: %s%s", ErrNoValidPlan, e.Attempts, plural(e.Attempts, "attempt", "attempts"), strings.Join(crit, "; "), more)
 }
 
-// Is reports whether target is ErrNoValidPlan.
+// Is reports whether target is [ErrNoValidPlan].
 func (e *PlanError) Is(target error) bool { return target == ErrNoValidPlan }
 
 // Route is how the model chose to handle a mission.
@@ -70,12 +70,12 @@ type Route string
 
 // Routes.
 const (
-	// RoutePlan: the mission needs work done; Result.Plan is the plan.
+	// RoutePlan: the mission needs work done; [Result.Plan] is the plan.
 	RoutePlan Route = "plan"
-	// RouteSynthesis: the model answered directly; Result.Answer is the
+	// RouteSynthesis: the model answered directly; [Result.Answer] is the
 	// answer.
 	RouteSynthesis Route = "synthesis"
-	// RouteClarify: the mission is too ambiguous to plan; Result.Question
+	// RouteClarify: the mission is too ambiguous to plan; [Result.Question]
 	// is the question for the user.
 	RouteClarify Route = "clarify"
 )
@@ -100,18 +100,18 @@ const (
 
 // Result is the outcome of Plan or Replan.
 type Result struct {
-	// Route is how the model chose to handle the mission; always RoutePlan
+	// Route is how the model chose to handle the mission; always [RoutePlan]
 	// for an accepted repair.
 	Route Route
-	// Plan is the plan of RoutePlan. With ErrNoValidPlan it is the last
+	// Plan is the plan of [RoutePlan]. With [ErrNoValidPlan] it is the last
 	// plan read, which must not be run, or nil when none could be read.
 	Plan *plan.Plan
-	// Answer is the direct answer of RouteSynthesis.
+	// Answer is the direct answer of [RouteSynthesis].
 	Answer string
-	// Question is the question for the user of RouteClarify.
+	// Question is the question for the user of [RouteClarify].
 	Question string
 	// Report is the critic's review of the plan: its warnings when the plan
-	// was accepted, its critical findings with ErrNoValidPlan. Empty for
+	// was accepted, its critical findings with [ErrNoValidPlan]. Empty for
 	// the other routes.
 	Report critic.Report
 	// Attempts counts the requests sent to the model: 1 plus the
@@ -123,7 +123,7 @@ type Result struct {
 	Raw string
 }
 
-// Option configures a Planner.
+// Option configures a [Planner].
 type Option func(*Planner)
 
 // WithRegistry lists the host's workers and tools in the prompts and
@@ -136,7 +136,7 @@ func WithModel(model string) Option { return func(p *Planner) { p.model = model 
 
 // WithMaxCorrections sets how many times Plan hands critical findings back
 // to the model for a corrected answer; 0 accepts or rejects the first
-// answer. Default DefaultMaxCorrections. Replan asks for at most one
+// answer. Default [DefaultMaxCorrections]. Replan asks for at most one
 // correction, none when n is 0.
 func WithMaxCorrections(n int) Option {
 	return func(p *Planner) { p.maxCorrections = max(0, n) }
@@ -148,7 +148,7 @@ func WithTemperature(t float64) Option { return func(p *Planner) { p.temperature
 
 // WithMaxData bounds the text of each completed result, failed output and
 // earlier trial in a replan prompt, in bytes; longer text is cut with a
-// marker that says so. Default DefaultMaxData; a negative n means no limit.
+// marker that says so. Default [DefaultMaxData]; a negative n means no limit.
 func WithMaxData(n int) Option {
 	return func(p *Planner) {
 		if n == 0 {
@@ -168,7 +168,7 @@ func WithLimits(l plan.Limits) Option { return func(p *Planner) { p.limits = l }
 // tokens. Plans are reviewed as strictly as ever; expect more corrections.
 func WithBrief() Option { return func(p *Planner) { p.brief = true } }
 
-// Planner asks an LLM for plans and repair plans. Create it with New.
+// Planner asks an LLM for plans and repair plans. Create it with [New].
 type Planner struct {
 	client         llm.Client
 	registry       *registry.Registry
@@ -188,7 +188,7 @@ type Planner struct {
 // compiles in a set of its own.
 func WithPredicates(s *verify.Set) Option { return func(p *Planner) { p.predicates = s } }
 
-// New returns a Planner that asks c. A Planner is safe for concurrent use;
+// New returns a [Planner] that asks c. A Planner is safe for concurrent use;
 // there is no useful zero Planner.
 func New(c llm.Client, opts ...Option) *Planner {
 	p := &Planner{client: c, maxCorrections: DefaultMaxCorrections, maxData: DefaultMaxData}
@@ -199,10 +199,10 @@ func New(c llm.Client, opts ...Option) *Planner {
 }
 
 // Plan asks the model how to handle mission and, when it plans, for a plan
-// the critic accepts. The Result is never nil: with an error it holds what
+// the critic accepts. The [Result] is never nil: with an error it holds what
 // is known, the usage of the requests made included. When the last answer
-// still has critical findings, the error is a *PlanError matching
-// ErrNoValidPlan and the Result holds that answer. A synthesis or clarify
+// still has critical findings, the error is a *[PlanError] matching
+// [ErrNoValidPlan] and the Result holds that answer. A synthesis or clarify
 // answer is a success.
 func (p *Planner) Plan(ctx context.Context, mission string) (*Result, error) {
 	if strings.TrimSpace(mission) == "" {

@@ -19,7 +19,7 @@ const SchemaName = "planner_answer"
 
 // AnswerSchema returns the JSON Schema (draft 2020-12) of the answer Plan
 // and Replan ask for: an object with a route ("plan", "synthesis" or
-// "clarify") and, by route, the plan (plan.Schema), the direct answer or
+// "clarify") and, by route, the plan ([plan.Schema]), the direct answer or
 // the question for the user.
 func AnswerSchema() []byte { return append([]byte(nil), answerSchema()...) }
 

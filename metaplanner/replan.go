@@ -32,7 +32,7 @@ type Failure struct {
 	// agent's error, the reviewer's reason.
 	Diagnosis string `json:"diagnosis,omitempty"`
 	// Output is the task's last output, if any: a string, or any
-	// JSON-shaped value. It is cut to WithMaxData in the prompt.
+	// JSON-shaped value. It is cut to [WithMaxData] in the prompt.
 	Output any `json:"output,omitempty"`
 }
 
@@ -58,9 +58,9 @@ type Trial struct {
 // The repair plan is reviewed like a new plan, and must be a plan (route
 // plan, never synthesis or clarify) that keeps every completed task; the
 // findings of an answer that is not go back to the model for one
-// correction (none with WithMaxCorrections(0)). As with Plan, the Result
+// correction (none with WithMaxCorrections(0)). As with Plan, the [Result]
 // is never nil, and the error of an answer that is still unacceptable is a
-// *PlanError matching ErrNoValidPlan.
+// *[PlanError] matching [ErrNoValidPlan].
 func (p *Planner) Replan(ctx context.Context, mission string, completed map[string]any, failure Failure, history []Trial) (*Result, error) {
 	if strings.TrimSpace(mission) == "" && failure.Plan != nil {
 		mission = failure.Plan.Mission
@@ -250,7 +250,7 @@ func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[
 }
 
 // NewTasks counts the tasks of repair that p does not have: what a repair
-// added, as Trial.NewTaskCount records it. A nil p has no tasks.
+// added, as [Trial.NewTaskCount] records it. A nil p has no tasks.
 func NewTasks(p, repair *plan.Plan) int {
 	have := make(map[string]bool)
 	if p != nil {

@@ -53,7 +53,7 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 }
 
 // Canonical returns the plan's canonical JSON, indented, with a final
-// newline: what `dagent fmt` prints. Parse reads it back to the same plan.
+// newline: what `dagent fmt` prints. [Parse] reads it back to the same plan.
 func (p *Plan) Canonical() ([]byte, error) {
 	return marshal(p, "  ")
 }

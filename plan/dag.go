@@ -16,7 +16,7 @@ import (
 // dependents, levels, phases, order, sinks, the result templates of each
 // input and the results each task reads — computed once by [Plan.DAG].
 //
-// A DAG is itself a gonum graph.Directed over those arrays: node ids are
+// A DAG is itself a gonum [graph.Directed] over those arrays: node ids are
 // task indexes in the plan's Tasks, and edges run from a dependency to its
 // dependent, the direction work flows.
 //
@@ -58,15 +58,15 @@ func (c *csr) of(i int) []int {
 }
 
 // DAG checks the plan and returns it checked. err reports every problem
-// Validate reports, with the same options and in the same order, as an
+// [Plan.Validate] reports, with the same options and in the same order, as an
 // *[Error]; it is nil when the plan may run.
 //
-// The DAG is non-nil whenever the plan's structure is sound — the plan has
+// The [DAG] is non-nil whenever the plan's structure is sound — the plan has
 // a task, every id is valid and unique, every dependency names another task
 // and there is no cycle — even when err reports other problems (an unknown
 // agent, a bad policy, a limit, a wiring that does not hold). It is nil when
 // the structure is not sound, as there is then no graph. As with an
-// io.Reader that returns n > 0 with an error, both results carry meaning: a
+// [io.Reader] that returns n > 0 with an error, both results carry meaning: a
 // linter can walk the phases of a DAG whose plan may not run, while a
 // runner must run a DAG only when err is nil. [DAG.Err] returns the same
 // err, so that a stage handed a DAG knows whether it may run it.
@@ -339,7 +339,7 @@ type Validator interface {
 // OutputValidator returns task i's output_schema, compiled during the
 // check, or nil when the task has none (or has one that does not compile,
 // a problem of the check). A value to check is JSON-shaped: what
-// encoding/json decodes into any, numbers as float64 or json.Number.
+// encoding/json decodes into any, numbers as float64 or [json.Number].
 func (d *DAG) OutputValidator(i int) Validator {
 	if d.schemas == nil || d.schemas[i] == nil {
 		return nil

@@ -13,7 +13,7 @@ import (
 var ErrNoJSON = errors.New("no JSON value")
 
 // ExtractJSON finds the JSON value in what a model wrote, with the
-// scanner Parse reads plans with. In order, it takes:
+// scanner [Parse] reads plans with. In order, it takes:
 //
 //   - the whole text, when it is one JSON value of any kind;
 //   - the content of the first Markdown code fence of JSON or of no

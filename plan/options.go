@@ -1,9 +1,9 @@
 package plan
 
 // Limits protect the engine from hostile or runaway plans. A zero field takes
-// its default from DefaultLimits; a negative field means no limit.
+// its default from [DefaultLimits]; a negative field means no limit.
 type Limits struct {
-	// MaxPlanBytes bounds the document Parse reads. Default 64 MiB.
+	// MaxPlanBytes bounds the document [Parse] reads. Default 64 MiB.
 	MaxPlanBytes int
 	// MaxTasks bounds the number of tasks. Default 10,000.
 	MaxTasks int
@@ -14,7 +14,7 @@ type Limits struct {
 	MaxRetries int
 }
 
-// DefaultLimits returns the limits Parse and Validate apply unless told
+// DefaultLimits returns the limits [Parse] and [Plan.Validate] apply unless told
 // otherwise.
 func DefaultLimits() Limits {
 	return Limits{
@@ -43,7 +43,7 @@ func (l Limits) withDefaults() Limits {
 // exceeds reports whether n is over the limit max (negative: no limit).
 func exceeds(n, max int) bool { return max >= 0 && n > max }
 
-// Option configures Parse, Validate and DAG.
+// Option configures [Parse], [Plan.Validate] and [Plan.DAG].
 type Option func(*config)
 
 type config struct {
@@ -102,7 +102,7 @@ func WithLimits(l Limits) Option {
 }
 
 // WithWorkers names the registry workers tasks may use as their agent, in
-// addition to the agents the plan defines and DefaultAgent.
+// addition to the agents the plan defines and [DefaultAgent].
 func WithWorkers(names ...string) Option {
 	return func(c *config) {
 		if c.workers == nil {
@@ -115,9 +115,9 @@ func WithWorkers(names ...string) Option {
 }
 
 // WithWorkerOutputs names a registry worker and the output slots it
-// declares. Validate then checks that inputs wired from a task run by that
+// declares. [Plan.Validate] then checks that inputs wired from a task run by that
 // worker read a declared slot: the first segment of the slot's path must be
-// one of slots. Workers named only by WithWorkers are not checked.
+// one of slots. Workers named only by [WithWorkers] are not checked.
 func WithWorkerOutputs(worker string, slots ...string) Option {
 	return func(c *config) {
 		WithWorkers(worker)(c)
@@ -140,14 +140,14 @@ type Catalog interface {
 	HasTool(name string) bool
 }
 
-// WithCatalog gives Validate and DAG the host's catalog: tasks may name its
+// WithCatalog gives [Plan.Validate] and [Plan.DAG] the host's catalog: tasks may name its
 // workers as their agent, inputs wired from a worker's tasks must read slots
 // it declares ([CodeUndeclaredSlot]), the plan must not define an agent with
 // a worker's name ([CodeAgentIsWorker]), and the tools the plan's agents
 // name must be tools of the catalog ([CodeUnknownTool]). The check asks the
 // catalog only about the names the plan uses, each name once, from the
 // calling goroutine. Workers named by [WithWorkers] and [WithWorkerOutputs]
-// count as well; for a worker's slots, WithWorkerOutputs comes first.
+// count as well; for a worker's slots, [WithWorkerOutputs] comes first.
 func WithCatalog(cat Catalog) Option {
 	return func(c *config) { c.catalog = cat }
 }

@@ -17,10 +17,10 @@ import (
 // or have prose around it; see docs/plan-format.md for every accepted shape
 // and alias.
 //
-// Parse reports every problem it finds, not the first, as a *Error. When the
+// Parse reports every problem it finds, not the first, as a *[Error]. When the
 // JSON itself could be read, the returned plan holds everything else, with
 // the fields at fault left at their defaults, so that tools can report more
-// (Validate, the critic); such a plan must not be run.
+// ([Plan.Validate], the critic); such a plan must not be run.
 func Parse(data []byte, opts ...Option) (*Plan, error) {
 	c := newConfig(opts)
 	if exceeds(len(data), c.limits.MaxPlanBytes) || len(data) > maxSource {
@@ -44,7 +44,7 @@ func Parse(data []byte, opts ...Option) (*Plan, error) {
 	return pl, p.problems.err()
 }
 
-// UnmarshalJSON parses data with Parse, so a Plan embedded in other JSON
+// UnmarshalJSON parses data with [Parse], so a Plan embedded in other JSON
 // accepts the same shapes and gets the same defaults. JSON null leaves the
 // plan as it is, as encoding/json does for other types.
 func (p *Plan) UnmarshalJSON(data []byte) error {

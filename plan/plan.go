@@ -22,7 +22,7 @@ type Plan struct {
 	Agents map[string]Agent `json:"agents,omitempty"`
 	// Tasks in source order.
 	Tasks []Task `json:"tasks"`
-	// Unknown lists the keys Parse dropped: keys it does not know, and
+	// Unknown lists the keys [Parse] dropped: keys it does not know, and
 	// aliases shadowed by a stronger key for the same field ("name" beside
 	// "id"). A misspelled key ("depend_on") silently loses meaning, so
 	// linters report these; they are not part of the canonical form.
@@ -38,8 +38,8 @@ type Agent struct {
 	Model       string   `json:"model,omitempty"`
 }
 
-// Task is one node of the plan. Tasks built in Go should start from NewTask
-// so that the defaults Parse applies (critical, two retries, ...) hold.
+// Task is one node of the plan. Tasks built in Go should start from [NewTask]
+// so that the defaults [Parse] applies (critical, two retries, ...) hold.
 type Task struct {
 	ID        string
 	Agent     string
@@ -48,7 +48,7 @@ type Task struct {
 	Type      TaskType
 	OnFailure Policy
 	// MaxRetries is the number of retries after the first attempt, used when
-	// OnFailure or OnVerificationFailure is PolicyRetry.
+	// OnFailure or OnVerificationFailure is [PolicyRetry].
 	MaxRetries int
 	// Critical tasks halt the run when they fail for good.
 	Critical bool
@@ -60,13 +60,13 @@ type Task struct {
 	// Inputs wires values of upstream results into the task, by slot name.
 	Inputs map[string]InputRef
 	// Params are free-form parameters handed to the agent. Numbers are
-	// json.Number so that no precision is lost.
+	// [json.Number] so that no precision is lost.
 	Params map[string]any
 	// OutputSchema is a JSON Schema, a JSON object, that the task's result
-	// must satisfy; an LLM sub-agent requests it as structured output. Parse
+	// must satisfy; an LLM sub-agent requests it as structured output. [Parse]
 	// keeps it as written (key order and string escapes included) but
 	// compact; nil means the task has none and its result is free-form.
-	// Validate checks that it is a JSON object within Limits.MaxInputBytes.
+	// [Plan.Validate] checks that it is a JSON object within [Limits.MaxInputBytes].
 	OutputSchema json.RawMessage
 	// Pos is where the task starts in the parsed source; zero when the task
 	// was built in Go.
@@ -117,18 +117,18 @@ var TaskTypes = []TaskType{TypeTask, TypeSynthesisGate, TypeHumanReview}
 // Policies lists the valid failure policies in canonical order.
 var Policies = []Policy{PolicyStop, PolicySkip, PolicyRetry, PolicyReplan}
 
-// Valid reports whether t is one of TaskTypes.
+// Valid reports whether t is one of [TaskTypes].
 func (t TaskType) Valid() bool {
 	return t == TypeTask || t == TypeSynthesisGate || t == TypeHumanReview
 }
 
-// Valid reports whether p is one of Policies.
+// Valid reports whether p is one of [Policies].
 func (p Policy) Valid() bool {
 	return p == PolicyStop || p == PolicySkip || p == PolicyRetry || p == PolicyReplan
 }
 
-// NewTask returns a task with Parse's defaults: the default agent, type task,
-// on_failure stop, critical, DefaultMaxRetries, on_verification_failure retry.
+// NewTask returns a task with [Parse]'s defaults: the default agent, type task,
+// on_failure stop, critical, [DefaultMaxRetries], on_verification_failure retry.
 func NewTask(id, input string) Task {
 	return Task{
 		ID:                    id,
@@ -159,7 +159,7 @@ func (p Position) String() string {
 	return fmt.Sprintf("%d:%d", p.Line, p.Column)
 }
 
-// UnknownKey is a key Parse tolerated and dropped.
+// UnknownKey is a key [Parse] tolerated and dropped.
 type UnknownKey struct {
 	// TaskID is the task the key belonged to; empty for plan and agent keys.
 	TaskID string

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ErrInvalid is matched by every error Parse and Validate return for a plan
+// ErrInvalid is matched by every error [Parse] and [Plan.Validate] return for a plan
 // that is not acceptable: errors.Is(err, plan.ErrInvalid).
 var ErrInvalid = errors.New("invalid plan")
 
@@ -13,17 +13,17 @@ var ErrInvalid = errors.New("invalid plan")
 // annotations branch on them.
 type Code string
 
-// Problems Parse reports.
+// Problems [Parse] reports.
 const (
 	// CodeNoJSON: the text holds no JSON object.
 	CodeNoJSON Code = "no_json"
 	// CodeInvalidJSON: the JSON is malformed or truncated.
 	CodeInvalidJSON Code = "invalid_json"
-	// CodePlanTooLarge: the document exceeds Limits.MaxPlanBytes.
+	// CodePlanTooLarge: the document exceeds [Limits.MaxPlanBytes].
 	CodePlanTooLarge Code = "plan_too_large"
 	// CodeMissingTasks: no task list under any accepted key.
 	CodeMissingTasks Code = "missing_tasks"
-	// CodeInvalidField: a field holds the wrong kind of JSON value. Validate
+	// CodeInvalidField: a field holds the wrong kind of JSON value. [Plan.Validate]
 	// reports it too, for an OutputSchema built in Go that is not a JSON
 	// object.
 	CodeInvalidField Code = "invalid_field"
@@ -39,7 +39,7 @@ const (
 	CodeInvalidTimeout Code = "invalid_timeout"
 )
 
-// Problems Validate reports.
+// Problems [Plan.Validate] reports.
 const (
 	// CodeEmptyPlan: the plan has no tasks.
 	CodeEmptyPlan Code = "empty_plan"
@@ -61,12 +61,12 @@ const (
 	// CodeTemplateNotUpstream: a {{results.ID}} template in input names a
 	// task that is not upstream.
 	CodeTemplateNotUpstream Code = "template_not_upstream"
-	// CodeTooManyTasks: the plan exceeds Limits.MaxTasks.
+	// CodeTooManyTasks: the plan exceeds [Limits.MaxTasks].
 	CodeTooManyTasks Code = "too_many_tasks"
 	// CodeInputTooLarge: a task's input or output_schema exceeds
-	// Limits.MaxInputBytes.
+	// [Limits.MaxInputBytes].
 	CodeInputTooLarge Code = "input_too_large"
-	// CodeTooManyRetries: max_retries exceeds Limits.MaxRetries.
+	// CodeTooManyRetries: max_retries exceeds [Limits.MaxRetries].
 	CodeTooManyRetries Code = "too_many_retries"
 	// CodeUndeclaredSlot: inputs wires a slot the upstream task's worker
 	// does not declare among its outputs.
@@ -76,7 +76,7 @@ const (
 	CodeAgentIsWorker Code = "agent_is_worker"
 	// CodeUnknownTool: an agent the plan defines uses a tool the host's
 	// catalog does not have; a plan can name tools, never define them.
-	// Reported only when WithCatalog gives a catalog.
+	// Reported only when [WithCatalog] gives a catalog.
 	CodeUnknownTool Code = "unknown_tool"
 )
 
@@ -113,11 +113,11 @@ func (p *Problem) Error() string {
 	return b.String()
 }
 
-// Is makes every Problem match ErrInvalid.
+// Is makes every Problem match [ErrInvalid].
 func (p *Problem) Is(target error) bool { return target == ErrInvalid }
 
-// Error is every problem Parse or Validate found, in a stable order. Like a
-// join of errors (errors.Join), it unwraps to each *Problem.
+// Error is every problem [Parse] or [Plan.Validate] found, in a stable order. Like a
+// join of errors ([errors.Join]), it unwraps to each *[Problem].
 type Error struct {
 	Problems []*Problem
 }
@@ -140,7 +140,7 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// Is makes an Error match ErrInvalid even when it holds no problem.
+// Is makes an Error match [ErrInvalid] even when it holds no problem.
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // Has reports whether one of the problems has the code.
@@ -153,8 +153,8 @@ func (e *Error) Has(code Code) bool {
 	return false
 }
 
-// Problems returns the problems err holds: those of a *Error, or err itself
-// when it is a *Problem. It returns nil for any other error.
+// Problems returns the problems err holds: those of a *[Error], or err itself
+// when it is a *[Problem]. It returns nil for any other error.
 func Problems(err error) []*Problem {
 	var e *Error
 	if errors.As(err, &e) {

@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// Format is a way to render a DAG.
+// Format is a way to render a [DAG].
 type Format string
 
 // Renderings.
@@ -23,7 +23,7 @@ const (
 	JSON Format = "json"
 )
 
-// Formats lists every Format.
+// Formats lists every [Format].
 var Formats = []Format{JSON, Mermaid, DOT, Markdown}
 
 // ParseFormat reads a format name; "markdown" is accepted for Markdown.
@@ -37,7 +37,7 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q: use json, mermaid, dot or md", s)
 }
 
-// Render writes the DAG in format f, or in the format any name ParseFormat
+// Render writes the DAG in format f, or in the format any name [ParseFormat]
 // accepts stands for. The output is deterministic: the same plan always
 // renders to the same bytes, and it ends with a newline.
 //

@@ -13,21 +13,21 @@ import (
 	jschema "github.com/dagent-dev/dagent/internal/schema"
 )
 
-// Validate reports every problem of the plan at once as a *Error: an empty
+// Validate reports every problem of the plan at once as a *[Error]: an empty
 // plan, bad ids, duplicate ids, dependencies on missing tasks or on the task
 // itself, cycles, unknown agents, inputs and {{results.ID}} templates that
 // name a task that is not upstream, values out of range, an output schema
 // that is not a JSON object or does not compile, and the limits.
 // Problems come grouped by task, in source order, after the plan's own.
 //
-// An agent is known when the plan defines it, when it is DefaultAgent, or
+// An agent is known when the plan defines it, when it is [DefaultAgent], or
 // when a worker option ([WithWorkers], [WithWorkerOutputs], [WithCatalog])
 // names it; the plan must not define an agent with a worker's name. With
 // worker outputs, inputs must read declared slots; with a catalog, the
 // plan's agents must use its tools.
 //
 // Validate returns the error of [Plan.DAG]; a caller that goes on to use
-// the plan's graph should call DAG alone.
+// the plan's graph should call [Plan.DAG] alone.
 func (p *Plan) Validate(opts ...Option) error {
 	_, err := p.DAG(opts...)
 	return err

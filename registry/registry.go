@@ -24,7 +24,7 @@ import (
 // change what a plan runs.
 var ErrDuplicateWorker = errors.New("a worker of that name is already registered")
 
-// ErrPrecondition is matched by the error of Worker.Check when a
+// ErrPrecondition is matched by the error of [Worker.Check] when a
 // precondition does not pass or cannot be evaluated, so that the runner can
 // fail the attempt without running the worker.
 var ErrPrecondition = errors.New("precondition not met")
@@ -37,7 +37,7 @@ type Worker struct {
 	// Outputs are the slots the worker declares: the top-level keys of its
 	// output object, which other tasks may wire as inputs.
 	Outputs []string
-	// Preconditions are predicates in dagent's Lisp (package verify) that
+	// Preconditions are predicates in dagent's Lisp (package [verify]) that
 	// must pass before each attempt, with data/input bound to the rendered
 	// input and data/depends to the outputs of the direct dependencies.
 	Preconditions []string
@@ -51,10 +51,10 @@ type Worker struct {
 }
 
 // PreconditionError is a precondition that did not pass, or could not be
-// evaluated. It matches ErrPrecondition, so that callers need not tell the
+// evaluated. It matches [ErrPrecondition], so that callers need not tell the
 // two apart to refuse the attempt; when the predicate could not be
-// evaluated it unwraps to the *verify.RuntimeError, or to the
-// *verify.CompileError of a worker that was never registered.
+// evaluated it unwraps to the *[verify.RuntimeError], or to the
+// *[verify.CompileError] of a worker that was never registered.
 type PreconditionError struct {
 	// Worker names the worker.
 	Worker string
@@ -79,7 +79,7 @@ func (e *PreconditionError) Error() string {
 	return fmt.Sprintf("precondition %d of worker %q not met: %s: %s", e.Index, e.Worker, e.Source, e.Diagnosis)
 }
 
-// Is reports whether target is ErrPrecondition.
+// Is reports whether target is [ErrPrecondition].
 func (e *PreconditionError) Is(target error) bool { return target == ErrPrecondition }
 
 // Unwrap returns the evaluation error, if any.
@@ -87,7 +87,7 @@ func (e *PreconditionError) Unwrap() error { return e.Err }
 
 // Check evaluates the worker's preconditions against the request, in order,
 // so that a worker is not started on input it cannot handle. The first that
-// does not pass is returned as a *PreconditionError; a done ctx is returned
+// does not pass is returned as a *[PreconditionError]; a done ctx is returned
 // as ctx's error, since it says nothing about the input.
 func (w Worker) Check(ctx context.Context, req agent.Request) error {
 	name := w.name
@@ -175,7 +175,7 @@ func New() *Registry {
 // run — the name, the agent, the declared outputs, the timeout — and
 // compiles the preconditions, so that a mistake in the host's configuration
 // shows when it is loaded rather than in the middle of a run. The error for
-// a precondition that does not compile wraps the *verify.CompileError.
+// a precondition that does not compile wraps the *[verify.CompileError].
 func (r *Registry) Register(name string, w Worker) error {
 	if r == nil {
 		return fmt.Errorf("register worker %q: the registry is nil; create it with registry.New", name)

@@ -35,7 +35,7 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 type Tool struct {
 	Description string
 	// Parameters is the JSON Schema of the arguments object; its "type" must
-	// be "object". Empty means DefaultToolParameters. An LLM agent checks
+	// be "object". Empty means [DefaultToolParameters]. An LLM agent checks
 	// the arguments the model writes against it before calling Run, so that
 	// Run only ever sees arguments valid for it.
 	Parameters json.RawMessage

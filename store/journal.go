@@ -14,19 +14,19 @@ import (
 	"github.com/dagent-dev/dagent/runner"
 )
 
-// Journal journals one run into a Store. It is the runner's Journal (give
-// it to runner.WithJournal: each task's final state is committed before the
-// task counts as settled) and an Observer (give it to runner.WithObserver:
+// Journal journals one run into a [Store]. It is the runner's Journal (give
+// it to [runner.WithJournal]: each task's final state is committed before the
+// task counts as settled) and an Observer (give it to [runner.WithObserver]:
 // the events are appended to the run's timeline, and the run's status is
 // set when the run finishes). RecordLLM keeps the run's LLM exchanges for
 // replay. The run must exist in the store (CreateRun) before it starts, and
-// the runner should be given runner.WithRunID with the same id, so that a
+// the runner should be given [runner.WithRunID] with the same id, so that a
 // resumed run keeps its requests' idempotency keys.
 //
 // Events are written in batches by a background writer that starts when
 // events arrive and stops when it has caught up, so that observing never
 // waits for the database; on EventRunFinished the journal writes what is
-// left, then the status, before Observe returns (and so before Run
+// left, then the status, before Observe returns (and so before [runner.Runner.Run]
 // returns). Events are history: a crash may lose the last batch of them,
 // never a committed task.
 type Journal struct {
@@ -56,7 +56,7 @@ func NewJournal(s Store, runID string) *Journal {
 // RunID is the id of the journaled run.
 func (j *Journal) RunID() string { return j.runID }
 
-// Commit implements runner.Journal: it records c as the task's final state
+// Commit implements [runner.Journal]: it records c as the task's final state
 // (the output as JSON, the error as text) and returns once it is durable.
 // An output that cannot be written as JSON is an error, which halts the
 // run: a result the journal cannot keep would be lost on resume.
@@ -79,8 +79,8 @@ func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
 	return j.s.CommitTask(ctx, j.runID, t)
 }
 
-// EventData is the Data of the events the Journal appends: the fields of a
-// runner.Event that are set, durations in nanoseconds. Outputs are not in
+// EventData is the Data of the events the [Journal] appends: the fields of a
+// [runner.Event] that are set, durations in nanoseconds. Outputs are not in
 // events: a task's output is in its committed state.
 type EventData struct {
 	Phase     int           `json:"phase,omitempty"`
@@ -93,7 +93,7 @@ type EventData struct {
 	Usage     Usage         `json:"usage,omitzero"`
 }
 
-// Observe implements runner.Observer.
+// Observe implements [runner.Observer].
 func (j *Journal) Observe(e runner.Event) {
 	d := EventData{Phase: e.Phase, Attempt: e.Attempt, Duration: e.Duration, Diagnosis: e.Diagnosis, Passed: e.Passed,
 		Status: string(e.Status), Usage: Usage{Prompt: e.Usage.PromptTokens, Completion: e.Usage.CompletionTokens}}
@@ -183,8 +183,8 @@ func marshal(v any) (json.RawMessage, error) {
 }
 
 // RecordLLM returns a client that forwards to c and records every exchange
-// in the run before it answers: the exchanges llm.Record would record, each
-// stored under its llm.RequestKey as the line llm.Record would write. An
+// in the run before it answers: the exchanges [llm.Record] would record, each
+// stored under its [llm.RequestKey] as the line llm.Record would write. An
 // exchange that cannot be stored is returned with the answer as an error
 // (and counted in Err).
 func (j *Journal) RecordLLM(c llm.Client) llm.Client {
@@ -198,9 +198,9 @@ func (j *Journal) RecordLLM(c llm.Client) llm.Client {
 }
 
 // Replayer returns a client that answers from the exchanges recorded in
-// rec, as llm.Replay does from a recording: requests by their key, a
+// rec, as [llm.Replay] does from a recording: requests by their key, a
 // request recorded several times with its answers in recorded order (then
-// the last again), and an error wrapping llm.ErrNotRecorded for a request
+// the last again), and an error wrapping [llm.ErrNotRecorded] for a request
 // never recorded.
 func Replayer(rec *Record) (llm.Client, error) {
 	lines := make([][]byte, len(rec.Exchanges))
@@ -215,7 +215,7 @@ func Replayer(rec *Record) (llm.Client, error) {
 }
 
 // Resume returns what a run resumes from: the outputs of its done tasks, by
-// id, for runner.WithInitialResults (JSON decoded with UseNumber, as agents'
+// id, for [runner.WithInitialResults] (JSON decoded with UseNumber, as agents'
 // outputs are), and the tasks waiting for a review decision, in plan order.
 // Tasks that failed, were skipped or were in flight are in neither: a
 // resumed run runs them again.

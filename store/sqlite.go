@@ -26,7 +26,7 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this dagent know
 // to finish before it fails.
 const DefaultBusyTimeout = 5 * time.Second
 
-// SQLite is the embedded Store: one SQLite file through the pure-Go driver
+// SQLite is the embedded [Store]: one SQLite file through the pure-Go driver
 // modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on.
 //
 // Durability: each write is one transaction, committed before the method
@@ -34,7 +34,7 @@ const DefaultBusyTimeout = 5 * time.Second
 // transaction survive a crash of the process (SIGKILL, panic, OOM) — the
 // WAL is written before the commit returns — but a power loss or an
 // operating system crash may lose the last transactions (never corrupt the
-// database). WithFullSync makes every commit wait for fsync and survive
+// database). [WithFullSync] makes every commit wait for fsync and survive
 // those too, at some cost per commit.
 //
 // Concurrency: in a process, writes go one at a time through one
@@ -57,7 +57,7 @@ type SQLite struct {
 
 var _ Store = (*SQLite)(nil)
 
-// Option configures Open.
+// Option configures [Open].
 type Option func(*options)
 
 type options struct {
@@ -66,7 +66,7 @@ type options struct {
 }
 
 // WithBusyTimeout sets how long a write waits for another process's write;
-// default DefaultBusyTimeout.
+// default [DefaultBusyTimeout].
 func WithBusyTimeout(d time.Duration) Option {
 	return func(o *options) { o.busy = d }
 }
@@ -77,9 +77,9 @@ func WithFullSync() Option {
 	return func(o *options) { o.full = true }
 }
 
-// Open opens the SQLite store at path, creating the file and its parent
+// Open opens the [SQLite] store at path, creating the file and its parent
 // directory if need be, and brings its schema up to date. A database
-// written by a newer dagent is refused with ErrSchemaTooNew.
+// written by a newer dagent is refused with [ErrSchemaTooNew].
 func Open(path string, opts ...Option) (*SQLite, error) {
 	o := options{busy: DefaultBusyTimeout}
 	for _, f := range opts {
@@ -439,7 +439,7 @@ func planTasks(p []byte) int {
 	return len(v.Tasks)
 }
 
-// CreateRun implements Store.
+// CreateRun implements [Store].
 func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: the run has no id")
@@ -472,7 +472,7 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	return nil
 }
 
-// CommitTask implements Store: the task's row is replaced in one
+// CommitTask implements [Store]: the task's row is replaced in one
 // transaction, committed before it returns.
 func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
 	if t.ID == "" {
@@ -502,7 +502,7 @@ func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
 	return nil
 }
 
-// SetStatus implements Store.
+// SetStatus implements [Store].
 func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) error {
 	if status == "" {
 		return fmt.Errorf("store: run %q: set status: no status given", runID)
@@ -539,7 +539,7 @@ func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
 	return seq, nil
 }
 
-// AppendEvents implements Store.
+// AppendEvents implements [Store].
 func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event) error {
 	for _, e := range events {
 		if e.Kind == "" {
@@ -573,7 +573,7 @@ func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event)
 	return nil
 }
 
-// RecordExchange implements Store.
+// RecordExchange implements [Store].
 func (s *SQLite) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
 	if exchange == nil || !json.Valid(exchange) {
 		return fmt.Errorf("store: run %q: record exchange %s: the exchange is not valid JSON", runID, key)
@@ -592,7 +592,7 @@ func (s *SQLite) RecordExchange(ctx context.Context, runID, key string, exchange
 	return nil
 }
 
-// Load implements Store: it reads the run in one read transaction, a
+// Load implements [Store]: it reads the run in one read transaction, a
 // consistent snapshot however other processes write.
 func (s *SQLite) Load(ctx context.Context, runID string) (*Record, error) {
 	rec, err := s.load(ctx, runID)
@@ -691,7 +691,7 @@ func raw(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-// List implements Store.
+// List implements [Store].
 func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT r.id, r.created,
 			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0)),

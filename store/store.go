@@ -1,11 +1,11 @@
 // Package store keeps runs durable: the journal of every run — its plan,
 // its events, each task's final state, its LLM exchanges — so that a run
 // survives a crash and can be resumed, reviewed later, inspected and
-// replayed. The runner knows nothing of it: a Journal commits each task's
-// final state through runner.WithJournal and, as an observer, appends the
-// events and the run's status; Load and Resume feed a resumed run its
-// initial results; Replayer answers a replay from the recorded exchanges.
-// SQLite (Open) is the embedded Store; storetest is the conformance kit of
+// replayed. The runner knows nothing of it: a [Journal] commits each task's
+// final state through [runner.WithJournal] and, as an observer, appends the
+// events and the run's status; Load and [Resume] feed a resumed run its
+// initial results; [Replayer] answers a replay from the recorded exchanges.
+// [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
 
@@ -31,10 +31,10 @@ const StatusRunning = "running"
 
 // Store is where runs are kept. Implementations must be safe for
 // concurrent use, also by several processes on one database. The methods
-// given a run's id (CreateRun excepted) fail with ErrNotFound (errors.Is)
+// given a run's id (CreateRun excepted) fail with [ErrNotFound] ([errors.Is])
 // when it does not exist. Close may be called more than once.
 type Store interface {
-	// CreateRun records a new run, with status StatusRunning; ErrExists
+	// CreateRun records a new run, with status [StatusRunning]; [ErrExists]
 	// if its id is taken. A zero Created is the current time; Plan and
 	// Options, when set, must be JSON.
 	CreateRun(ctx context.Context, r Run) error
@@ -102,7 +102,7 @@ type Event struct {
 	Time   time.Time
 	TaskID string
 	// Data holds the rest of the event (attempt, error, diagnosis, ...)
-	// as JSON; the Journal writes an EventData.
+	// as JSON; the [Journal] writes an [EventData].
 	Data json.RawMessage
 }
 
@@ -110,8 +110,8 @@ type Event struct {
 type Exchange struct {
 	Seq int // from 1 in the run, assigned by the store
 	Key string
-	// Exchange is the JSON of the exchange; the Journal writes a line of
-	// llm.Record's format: {"key", "request", "response", "error"}.
+	// Exchange is the JSON of the exchange; the [Journal] writes a line of
+	// [llm.Record]'s format: {"key", "request", "response", "error"}.
 	Exchange json.RawMessage
 }
 

@@ -22,7 +22,7 @@ const (
 	SeverityWarning Severity = "warning"
 )
 
-// Diagnostic is one finding of Check.
+// Diagnostic is one finding of [Check].
 type Diagnostic struct {
 	Severity Severity `json:"severity"`
 	Pos      Pos      `json:"pos"`

@@ -40,7 +40,7 @@ type span struct {
 	form       form
 }
 
-// Option configures Compile.
+// Option configures [Compile].
 type Option func(*config)
 
 type config struct {
@@ -139,7 +139,7 @@ func compileExpr(code string, maxNodes uint) (*vm.Program, error) {
 // Compile reads a predicate and compiles it into an expr program. Every
 // error that can be found before running is found here — syntax, unknown
 // symbols and functions, wrong numbers of arguments, invalid regexes — as a
-// *CompileError with the line, the column and a caret snippet.
+// *[CompileError] with the line, the column and a caret snippet.
 func Compile(src string, opts ...Option) (*Predicate, error) {
 	cfg := config{timeout: time.Second, maxNodes: 10_000, memory: 1_000_000}
 	for _, o := range opts {

@@ -34,7 +34,7 @@ func lineCol(src string, off int) string { return position(src, off).String() }
 type CompileError struct {
 	Pos Pos
 	Msg string
-	// Snippet is the source line at fault with a caret under Pos.
+	// Snippet is the source line at fault with a caret under [Pos].
 	Snippet string
 }
 

@@ -98,7 +98,7 @@ func (s *state) check() error {
 // string fails with that string as the diagnosis; false fails with a
 // diagnosis quoting the predicate; anything else fails with a diagnosis
 // saying what it returned. An error means the predicate could not decide —
-// a *RuntimeError, which matches ErrTimeout or the context's error when it
+// a *[RuntimeError], which matches [ErrTimeout] or the context's error when it
 // ran out of time — and is distinct from a failed verdict.
 //
 // Eval has no I/O, clock or randomness the predicate can reach, so the same

@@ -13,7 +13,7 @@ import (
 // distinct predicate. LLMs often give many tasks the same predicate, and
 // compiling is most of the cost of checking a large plan.
 //
-// A Set is safe for concurrent use. Create it with NewSet; a nil *Set is
+// A Set is safe for concurrent use. Create it with [NewSet]; a nil *Set is
 // usable and caches nothing: each call compiles afresh.
 type Set struct {
 	opts []Option
@@ -50,7 +50,7 @@ func (s *Set) Check(src string) []Diagnostic {
 
 // CompileAll compiles every source of srcs the set has not seen, spread
 // over GOMAXPROCS goroutines, and returns when all are compiled. Their
-// errors are left for Compile and Check to report.
+// errors are left for [Compile] and [Check] to report.
 func (s *Set) CompileAll(srcs []string) {
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))

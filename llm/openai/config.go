@@ -12,7 +12,7 @@ import (
 	"github.com/dagent-dev/dagent/backoff"
 )
 
-// Defaults of Config.
+// Defaults of [Config].
 const (
 	DefaultTimeout        = 2 * time.Minute
 	DefaultMaxRetries     = 4
@@ -21,7 +21,7 @@ const (
 	DefaultMaxRetryAfter  = 60 * time.Second
 )
 
-// Environment variables read by ConfigFromEnv.
+// Environment variables read by [ConfigFromEnv].
 const (
 	EnvAPIKey     = "OPENAI_API_KEY"
 	EnvBaseURL    = "OPENAI_BASE_URL"
@@ -56,17 +56,17 @@ type Config struct {
 	// (https://NAME.openai.azure.com/openai/v1) needs no AzureAPIVersion.
 	AzureAPIVersion string
 	// Timeout bounds one attempt (sending the request and reading the whole
-	// answer); zero means DefaultTimeout. The ctx given to Complete bounds
+	// answer); zero means [DefaultTimeout]. The ctx given to Complete bounds
 	// all attempts together.
 	Timeout time.Duration
 	// MaxRetries is how many times a transient fault (429, 500, 502, 503,
 	// 504, a timed out attempt, a reset or refused connection) is retried;
-	// zero means DefaultMaxRetries, a negative value means no retries.
+	// zero means [DefaultMaxRetries], a negative value means no retries.
 	MaxRetries int
 	// Backoff paces the retries.
 	Backoff Backoff
 	// HTTPClient is the client whose transport carries the requests; nil
-	// means a client with http.DefaultTransport. Its Transport is wrapped,
+	// means a client with [http.DefaultTransport]. Its Transport is wrapped,
 	// never modified; its Timeout, if any, bounds all attempts together.
 	HTTPClient *http.Client
 }

@@ -18,8 +18,8 @@ import (
 )
 
 // ErrTimeout reports that an attempt got no complete answer within
-// Config.Timeout (after every retry also timed out). Such an error also
-// matches context.DeadlineExceeded.
+// [Config.Timeout] (after every retry also timed out). Such an error also
+// matches [context.DeadlineExceeded].
 var ErrTimeout = errors.New("llm: timeout")
 
 // retryTransport is an http.RoundTripper that gives every attempt its own

@@ -1,4 +1,4 @@
-// Package storetest is the conformance kit of store.Store: the behaviour
+// Package storetest is the conformance kit of [store.Store]: the behaviour
 // every implementation must have, as tests. An implementation runs it from
 // its own tests:
 //
