@@ -26,12 +26,12 @@ const (
 	DefaultMaxData = 4 << 10
 )
 
-// ErrNoValidPlan is matched by the error of Plan and Replan when the model
+// ErrNoValidPlan is matched by the error of [Planner.Plan] and [Planner.Replan] when the model
 // gave no acceptable answer within its corrections; the error is a
 // *[PlanError].
 var ErrNoValidPlan = errors.New("no valid plan")
 
-// ErrEmptyMission is matched by the error of Plan, and of Replan when
+// ErrEmptyMission is matched by the error of [Planner.Plan], and of [Planner.Replan] when
 // neither the mission nor the failed plan says what the plan is for.
 var ErrEmptyMission = errors.New("the mission is empty")
 
@@ -80,7 +80,7 @@ const (
 	RouteClarify Route = "clarify"
 )
 
-// Checks of the findings Plan and Replan add to the critic's, in
+// Checks of the findings [Planner.Plan] and [Planner.Replan] add to the critic's, in
 // Report.Issues. All are critical.
 const (
 	// CheckInvalidRoute: the envelope's route is not plan, synthesis or
@@ -98,7 +98,7 @@ const (
 	CheckDroppedCompleted = "dropped_completed"
 )
 
-// Result is the outcome of Plan or Replan.
+// Result is the outcome of [Planner.Plan] or [Planner.Replan].
 type Result struct {
 	// Route is how the model chose to handle the mission; always [RoutePlan]
 	// for an accepted repair.
@@ -134,9 +134,9 @@ func WithRegistry(r *registry.Registry) Option { return func(p *Planner) { p.reg
 // WithModel names the model to ask; the default is the client's.
 func WithModel(model string) Option { return func(p *Planner) { p.model = model } }
 
-// WithMaxCorrections sets how many times Plan hands critical findings back
+// WithMaxCorrections sets how many times [Planner.Plan] hands critical findings back
 // to the model for a corrected answer; 0 accepts or rejects the first
-// answer. Default [DefaultMaxCorrections]. Replan asks for at most one
+// answer. Default [DefaultMaxCorrections]. [Planner.Replan] asks for at most one
 // correction, none when n is 0.
 func WithMaxCorrections(n int) Option {
 	return func(p *Planner) { p.maxCorrections = max(0, n) }

@@ -14,11 +14,12 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 )
 
-// SchemaName is the name of the structured output Plan and Replan ask for.
+// SchemaName is the name of the structured output [Planner.Plan] and
+// [Planner.Replan] ask for.
 const SchemaName = "planner_answer"
 
-// AnswerSchema returns the JSON Schema (draft 2020-12) of the answer Plan
-// and Replan ask for: an object with a route ("plan", "synthesis" or
+// AnswerSchema returns the JSON Schema (draft 2020-12) of the answer
+// [Planner.Plan] and [Planner.Replan] ask for: an object with a route ("plan", "synthesis" or
 // "clarify") and, by route, the plan ([plan.Schema]), the direct answer or
 // the question for the user.
 func AnswerSchema() []byte { return append([]byte(nil), answerSchema()...) }

@@ -42,7 +42,7 @@ func ParseFormat(s string) (Format, error) {
 // renders to the same bytes, and it ends with a newline.
 //
 // In every format the tasks keep their source order and the edges run from
-// a dependency to its dependent, in the order of Edges. In the Mermaid and
+// a dependency to its dependent, in the order of [DAG.Edges]. In the Mermaid and
 // DOT renderings a synthesis gate is a hexagon, a human review a diamond (it
 // is where a person decides) and any other task a box; a task that is not
 // critical is dashed, and a task's label is its id, with its agent on a

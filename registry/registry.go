@@ -19,7 +19,7 @@ import (
 	"github.com/dagent-dev/dagent/verify"
 )
 
-// ErrDuplicateWorker is matched by the error of Register when the name is
+// ErrDuplicateWorker is matched by the error of [Registry.Register] when the name is
 // taken: a worker is trusted configuration, and silently replacing one would
 // change what a plan runs.
 var ErrDuplicateWorker = errors.New("a worker of that name is already registered")

@@ -14,12 +14,12 @@ import (
 	"github.com/dagent-dev/dagent/runner"
 )
 
-// Journal journals one run into a [Store]. It is the runner's Journal (give
+// Journal journals one run into a [Store]. It is the runner's [runner.Journal] (give
 // it to [runner.WithJournal]: each task's final state is committed before the
-// task counts as settled) and an Observer (give it to [runner.WithObserver]:
+// task counts as settled) and a [runner.Observer] (give it to [runner.WithObserver]:
 // the events are appended to the run's timeline, and the run's status is
-// set when the run finishes). RecordLLM keeps the run's LLM exchanges for
-// replay. The run must exist in the store (CreateRun) before it starts, and
+// set when the run finishes). [Journal.RecordLLM] keeps the run's LLM exchanges for
+// replay. The run must exist in the store ([Store.CreateRun]) before it starts, and
 // the runner should be given [runner.WithRunID] with the same id, so that a
 // resumed run keeps its requests' idempotency keys.
 //

@@ -3,7 +3,7 @@
 // survives a crash and can be resumed, reviewed later, inspected and
 // replayed. The runner knows nothing of it: a [Journal] commits each task's
 // final state through [runner.WithJournal] and, as an observer, appends the
-// events and the run's status; Load and [Resume] feed a resumed run its
+// events and the run's status; [Store.Load] and [Resume] feed a resumed run its
 // initial results; [Replayer] answers a replay from the recorded exchanges.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
@@ -24,7 +24,7 @@ var (
 	ErrExists = errors.New("run exists already")
 )
 
-// StatusRunning is the status of a run from CreateRun until SetStatus; a
+// StatusRunning is the status of a run from [Store.CreateRun] until [Store.SetStatus]; a
 // run whose process died keeps it. The other statuses are the runner's
 // (completed, failed, waiting, replan_required).
 const StatusRunning = "running"
@@ -129,7 +129,7 @@ type Record struct {
 	Exchanges []Exchange // by Seq
 }
 
-// Summary is a line of List.
+// Summary is a line of [Store.List].
 type Summary struct {
 	ID       string
 	Created  time.Time
