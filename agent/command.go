@@ -53,6 +53,9 @@ var ErrOutputTooLarge = errors.New("output too large")
 // On unix the program runs in a process group of its own, and the whole
 // group is killed when the context is done, so that a worker's children do
 // not outlive its attempt.
+//
+// A Command is safe for concurrent use: each call starts its own process.
+// The zero Command names no program, and its calls fail: set Argv.
 type Command struct {
 	// Argv is the program and its arguments. A program name without a path
 	// separator is looked up in PATH when Run starts it.

@@ -79,7 +79,9 @@ func (i Issue) String() string {
 	return fmt.Sprintf("%s: %s: %s [%s]", i.Severity, where, i.Message, i.Check)
 }
 
-// Report is the outcome of a review.
+// Report is the outcome of a review. The zero Report holds no issue and no
+// score: reports come from [Review], [ReviewDAG], [ReviewSource] and
+// [ReviewWith].
 type Report struct {
 	// Score runs from 1 (do not run this) to 10 (no issues):
 	// max(1, round(10 − 3·critical − 1·warning − 0.5·info)).

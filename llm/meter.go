@@ -23,7 +23,8 @@ type Budget struct {
 }
 
 // Meter is a [Client] that counts the calls and tokens of the Client it
-// wraps and enforces a [Budget]. It is safe for concurrent use.
+// wraps and enforces a [Budget]. It is safe for concurrent use. There is no
+// useful zero Meter: create it with [NewMeter].
 type Meter struct {
 	client     Client
 	budget     Budget

@@ -112,6 +112,7 @@ func (e *replayedError) Unwrap() error { return e.sentinel }
 // Recorder is a [Client] that forwards to another and appends every exchange
 // to a recording (see [Record] for the format). Each exchange is written
 // with one write as soon as it completes. It is safe for concurrent use.
+// There is no useful zero Recorder: create it with [Record].
 type Recorder struct {
 	client Client
 	path   string
@@ -226,7 +227,9 @@ func (r *Recorder) Close() error {
 // Replayer is a [Client] that answers from a recording made by a [Recorder] and
 // fails with [ErrNotRecorded] on any request it has no answer for. A request
 // recorded several times is answered with its recordings in order, and then
-// with the last one again. It is safe for concurrent use.
+// with the last one again. It is safe for concurrent use. The zero Replayer
+// has no recording: it fails every request with ErrNotRecorded; create one
+// with [Replay] or [ReplayLines].
 type Replayer struct {
 	path string
 

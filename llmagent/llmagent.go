@@ -49,7 +49,8 @@ var ErrMaxTurns = errors.New("too many tool-calling turns")
 
 // Agent is the sub-agent a plan defines: a model with a prompt and the tools
 // of the registry the plan agent names, run in a tool-calling loop. It is
-// safe for concurrent use.
+// safe for concurrent use. The zero Agent has no model, and its Run fails:
+// set Client, or let [Agents] build the agents a plan defines.
 //
 // Untrusted text never becomes an instruction. The system message holds
 // only the agent's prompt and a fixed preamble of dagent's; the user

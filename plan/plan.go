@@ -14,7 +14,9 @@ const DefaultAgent = "default"
 // gets when the plan does not say.
 const DefaultMaxRetries = 2
 
-// Plan is the canonical form of a plan.
+// Plan is the canonical form of a plan. The zero Plan has no tasks, which
+// [Plan.Validate] reports; get a plan from [Parse], or build one in Go from
+// tasks made by [NewTask].
 type Plan struct {
 	// Mission says what the plan is for. Optional.
 	Mission string `json:"mission,omitempty"`
@@ -81,7 +83,8 @@ type InputRef struct {
 	Slot string `json:"slot,omitempty"`
 }
 
-// TaskType says how the runner treats a task.
+// TaskType says how the runner treats a task. The zero TaskType is not
+// valid; [Parse] and [NewTask] give a task [TypeTask].
 type TaskType string
 
 // Task types.
@@ -96,7 +99,8 @@ const (
 )
 
 // Policy says what happens when a task fails (OnFailure) or its output fails
-// verification (OnVerificationFailure).
+// verification (OnVerificationFailure). The zero Policy is not valid; [Parse]
+// and [NewTask] fill in each policy of a task.
 type Policy string
 
 // Failure policies.

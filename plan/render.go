@@ -8,7 +8,8 @@ import (
 	"unicode"
 )
 
-// Format is a way to render a [DAG].
+// Format is a way to render a [DAG]. The zero Format is not one:
+// [DAG.Render] refuses it.
 type Format string
 
 // Renderings.

@@ -43,7 +43,8 @@ type Worker struct {
 	Preconditions []string
 	// Timeout bounds one attempt; zero leaves it to the runner.
 	Timeout time.Duration
-	// Agent does the work.
+	// Agent does the work; [Registry.Register] refuses a worker without
+	// one, so the zero Worker is not registrable.
 	Agent agent.Agent
 
 	name     string              // set by Register, for messages

@@ -42,6 +42,8 @@ type Tool struct {
 	// Timeout bounds one call; zero leaves only the attempt's own deadline.
 	Timeout time.Duration
 	// Run does the work. [agent.Command.CallTool] makes a program a tool.
+	// [Registry.RegisterTool] refuses a tool without one, so the zero Tool
+	// is not registrable.
 	Run ToolFunc
 }
 

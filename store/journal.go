@@ -29,6 +29,9 @@ import (
 // left, then the status, before Observe returns (and so before [runner.Runner.Run]
 // returns). Events are history: a crash may lose the last batch of them,
 // never a committed task.
+//
+// A Journal is safe for concurrent use. There is no useful zero Journal:
+// create it with [NewJournal].
 type Journal struct {
 	s     Store
 	runID string

@@ -27,7 +27,8 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this dagent know
 const DefaultBusyTimeout = 5 * time.Second
 
 // SQLite is the embedded [Store]: one SQLite file through the pure-Go driver
-// modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on.
+// modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on. There is
+// no useful zero SQLite: open one with [Open].
 //
 // Durability: each write is one transaction, committed before the method
 // returns. With the default synchronous=NORMAL, WAL mode makes a committed

@@ -18,7 +18,8 @@ import (
 )
 
 // Predicate is a compiled verification predicate. It is safe for concurrent
-// use by many goroutines.
+// use by many goroutines. There is no useful zero Predicate: get one from
+// [Compile] or [Set.Compile].
 type Predicate struct {
 	src     string
 	code    string // the expr program's source

@@ -13,8 +13,9 @@ import (
 // distinct predicate. LLMs often give many tasks the same predicate, and
 // compiling is most of the cost of checking a large plan.
 //
-// A Set is safe for concurrent use. Create it with [NewSet]; a nil *Set is
-// usable and caches nothing: each call compiles afresh.
+// A Set is safe for concurrent use. The zero Set is an empty set that
+// compiles with the default options; [NewSet] gives it options. A nil *Set
+// is usable too and caches nothing: each call compiles afresh.
 type Set struct {
 	opts []Option
 	mu   sync.Mutex
@@ -31,7 +32,7 @@ type compiled struct {
 
 // NewSet returns an empty set whose predicates are compiled with opts.
 func NewSet(opts ...Option) *Set {
-	return &Set{opts: opts, m: make(map[string]*compiled)}
+	return &Set{opts: opts}
 }
 
 // Compile returns src compiled, as [Compile] does, compiling it only the
@@ -82,6 +83,9 @@ func (s *Set) get(src string) *compiled {
 	s.mu.Lock()
 	c, ok := s.m[src]
 	if !ok {
+		if s.m == nil {
+			s.m = make(map[string]*compiled)
+		}
 		c = &compiled{}
 		s.m[src] = c
 	}

@@ -57,6 +57,16 @@ func TestSetOptionsApply(t *testing.T) {
 	require.ErrorContains(t, err, "predicate too large", "the set's options must apply to what it compiles")
 }
 
+func TestZeroSetCaches(t *testing.T) {
+	var s verify.Set
+	a, err := s.Compile(`true`)
+	require.NoError(t, err)
+	b, err := s.Compile(`true`)
+	require.NoError(t, err)
+	assert.Same(t, a, b, "the zero Set must cache as a new one does")
+	assert.Equal(t, 1, s.Len())
+}
+
 func TestNilSetCompilesEveryTime(t *testing.T) {
 	var s *verify.Set
 	a, err := s.Compile(`true`)

@@ -17,7 +17,7 @@ import (
 var ErrTrailing = errors.New("trailing data after the JSON value")
 
 // Decode reads exactly one JSON value from r into maps, slices, strings,
-// booleans, nil and json.Number. Anything but white space after the value
+// booleans, nil and [json.Number]. Anything but white space after the value
 // is an error matching [ErrTrailing].
 func Decode(r io.Reader) (any, error) {
 	dec := json.NewDecoder(r)
@@ -66,7 +66,7 @@ func EncodeIndent(w io.Writer, v any, indent string) error {
 // so that predicates, paths and templates see maps and slices rather than
 // Go structs. A value that is JSON-shaped all the way down is returned as
 // it is (float64, int and int64 numbers included), without a copy; anything
-// else goes through encoding/json once, numbers coming back as json.Number.
+// else goes through encoding/json once, numbers coming back as [json.Number].
 // A value encoding/json cannot encode is an error.
 func Normalize(v any) (any, error) {
 	if shaped(v) {
@@ -107,7 +107,7 @@ func shaped(v any) bool {
 }
 
 // Text is how a value reads as text, in a task's input or a prompt: a
-// string as it is, a json.RawMessage as it is written, anything else as
+// string as it is, a [json.RawMessage] as it is written, anything else as
 // compact JSON ([Marshal]); a value encoding/json cannot encode as fmt
 // prints it.
 func Text(v any) string {

@@ -39,7 +39,9 @@ var ErrNotConfigured = errors.New("llm: no LLM configured: set OPENAI_API_KEY (a
 
 // Config configures a [Client]. Only one of APIKey and BaseURL is
 // required: an APIKey alone talks to api.openai.com, a BaseURL alone talks
-// to a local server that needs no key.
+// to a local server that needs no key. The zero Config names neither, and
+// [New] refuses it with [ErrNotConfigured]; [ConfigFromEnv] reads one from
+// the environment.
 type Config struct {
 	// APIKey is sent as a bearer token (as the api-key header for Azure).
 	APIKey string

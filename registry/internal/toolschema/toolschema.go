@@ -27,7 +27,7 @@ var name = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func ValidName(s string) bool { return name.MatchString(s) }
 
 // Compile checks that params is the JSON Schema of an object and compiles
-// it. It returns the schema compacted, or DefaultParameters when params is
+// it. It returns the schema compacted, or [DefaultParameters] when params is
 // empty.
 func Compile(params json.RawMessage) (json.RawMessage, *schema.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
