@@ -111,3 +111,52 @@ func ExampleReviewDAG() {
 	// Output:
 	// 10 0 1
 }
+
+// catalog stands in for the host's registry: one worker, scraper, whose
+// output has the slots items and count, and one tool, search.
+type catalog struct{}
+
+func (catalog) WorkerOutputs(name string) ([]string, bool) {
+	if name == "scraper" {
+		return []string{"items", "count"}, true
+	}
+	return nil, false
+}
+
+func (catalog) HasTool(name string) bool { return name == "search" }
+
+// WithCatalog checks a plan against what the host offers: the workers tasks
+// name, the slots wired from them, and the tools of the plan's agents. A
+// *registry.Registry is a catalog.
+func ExampleWithCatalog() {
+	p, err := plan.Parse([]byte(`{
+  "agents": {"writer": {"prompt": "You write digests.", "tools": ["browse"]}},
+  "tasks": [
+    {"id": "scrape", "agent": "scraper", "input": "Collect this week's papers"},
+    {"id": "digest", "agent": "writer", "input": "Summarise the papers",
+     "inputs": {"papers": {"from": "scrape", "slot": "links"}}, "depends_on": ["scrape"]}
+  ]}`))
+	if err != nil {
+		panic(err)
+	}
+	rep := critic.Review(p, critic.WithCatalog(catalog{}))
+	for _, is := range rep.Issues {
+		if is.Severity == critic.Critical {
+			fmt.Println(is)
+		}
+	}
+	// Output:
+	// critical: plan: agents.writer.tools: agent "writer" uses tool "browse", which the host's catalog does not have [unknown_tool]
+	// critical: task digest: inputs.papers: input "papers" reads slot "links" of "scrape", but worker "scraper" declares items, count [undeclared_slot]
+}
+
+// Describe says what a check reported by the critic means and how to fix
+// its issues, as SARIF viewers and the CLI's explanations show it.
+func ExampleDescribe() {
+	r, ok := critic.Describe("cycle")
+	fmt.Println(ok, r.Severity, r.Category)
+	fmt.Println(r.Title)
+	// Output:
+	// true critical structure
+	// The dependencies form a cycle
+}
