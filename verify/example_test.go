@@ -168,3 +168,32 @@ func ExampleWithTimeout() {
 	fmt.Println(errors.Is(err, verify.ErrTimeout))
 	// Output: true
 }
+
+// WithMaxNodes bounds the size of a predicate, so that a model cannot hand
+// the engine a program too large to compile cheaply.
+func ExampleWithMaxNodes() {
+	_, err := verify.Compile(`(every? number? [1 2 3 4 5 6 7 8 9 10])`, verify.WithMaxNodes(8))
+	fmt.Println(err)
+	// Output:
+	// 1:1: predicate too large: over 8 nodes
+	//   (every? number? [1 2 3 4 5 6 7 8 9 10])
+	//   ^
+}
+
+// WithMemoryBudget bounds what one evaluation may build; a predicate that
+// builds more fails with a runtime error rather than a verdict.
+func ExampleWithMemoryBudget() {
+	p, err := verify.Compile(`(= (count (map (fn [x] [x x]) data/result)) 10000)`, verify.WithMemoryBudget(1000))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	items := make([]any, 10_000)
+	for i := range items {
+		items[i] = i
+	}
+	_, err = p.Eval(context.Background(), verify.Bindings{Result: items})
+	var re *verify.RuntimeError
+	fmt.Println(errors.As(err, &re), err)
+	// Output: true 1:24: [x x]: memory budget exceeded
+}
