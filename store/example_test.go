@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/store"
+)
+
+// Open creates the database file on first use; runs are then recorded,
+// listed and loaded by id.
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "dagent-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(filepath.Join(dir, "runs", "dagent.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	ctx := context.Background()
+	err = s.CreateRun(ctx, store.Run{ID: "r1", Mission: "Count the words", Plan: []byte(`{"tasks": [{"id": "count"}]}`)})
+	fmt.Println(err)
+	runs, err := s.List(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range runs {
+		fmt.Println(r.ID, r.Status, r.Done, "of", r.Total, r.Mission)
+	}
+	_, err = s.Load(ctx, "r2")
+	fmt.Println(errors.Is(err, store.ErrNotFound), err)
+	// Output:
+	// <nil>
+	// r1 running 0 of 1 Count the words
+	// true store: load run "r2": run not found
+}
+
+// A Journal makes a run durable as it goes, so that a run that stopped —
+// here at a human review — resumes from its done tasks, which never run
+// again.
+func ExampleNewJournal() {
+	dir, err := os.MkdirTemp("", "dagent-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	p, err := plan.Parse([]byte(`{"tasks": [
+		{"id": "draft", "input": "Draft the release notes"},
+		{"id": "review", "type": "human_review", "depends_on": ["draft"]},
+		{"id": "publish", "input": "Publish {{results.draft}}", "depends_on": ["review"]}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	canonical, err := p.Canonical()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := s.CreateRun(ctx, store.Run{ID: "release", Plan: canonical}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	work := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		fmt.Println("run", req.TaskID)
+		return agent.Result{Output: "done: " + req.Input}, nil
+	})
+	run := func(opts ...runner.RunOption) {
+		j := store.NewJournal(s, "release")
+		rn := runner.New(runner.WithAgent(plan.DefaultAgent, work), runner.WithJournal(j), runner.WithObserver(j))
+		res, err := rn.RunPlan(ctx, p, append(opts, runner.WithRunID("release"))...)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.Status)
+	}
+	run()
+
+	// Later, perhaps in another process: resume with the review approved.
+	rec, err := s.Load(ctx, "release")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	outputs, waiting, err := store.Resume(rec)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(rec.Status, waiting)
+	run(runner.WithInitialResults(outputs), runner.WithReviews(map[string]runner.Decision{"review": runner.Approve()}))
+	// Output:
+	// run draft
+	// waiting
+	// waiting [review]
+	// run publish
+	// completed
+}
