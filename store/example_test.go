@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -118,4 +119,55 @@ func ExampleNewJournal() {
 	// waiting [review]
 	// run publish
 	// completed
+}
+
+// Replayer answers the LLM requests of a recorded run from what the run's
+// journal recorded with RecordLLM, so that a run can be replayed without
+// the model.
+func ExampleReplayer() {
+	dir, err := os.MkdirTemp("", "dagent-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.CreateRun(ctx, store.Run{ID: "r1"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	model := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "Paris."}}, nil
+	})
+	ask := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is the capital of France?"}}}
+	client := store.NewJournal(s, "r1").RecordLLM(model)
+	if _, err := client.Complete(ctx, ask); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	rec, err := s.Load(ctx, "r1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	replay, err := store.Replayer(rec)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, err := replay.Complete(ctx, ask)
+	fmt.Println(resp.Message.Content, err)
+	_, err = replay.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "And of Italy?"}}})
+	fmt.Println(errors.Is(err, llm.ErrNotRecorded))
+	// Output:
+	// Paris. <nil>
+	// true
 }
