@@ -115,3 +115,31 @@ func ExampleRegistry_WorkerOutputs() {
 	// notify [] true
 	// writer [] false
 }
+
+// RegisterTool adds a function of the host that LLM agents may call; its
+// parameters schema must describe an object. LookupTool finds it again.
+func ExampleRegistry_RegisterTool() {
+	r := registry.New()
+	err := r.RegisterTool("search", registry.Tool{
+		Description: "Searches the docs",
+		Parameters:  json.RawMessage(`{"type": "object", "properties": {"query": {"type": "string"}}}`),
+		Run: func(ctx context.Context, args json.RawMessage) (string, error) {
+			return "2 passages match " + string(args), nil
+		},
+	})
+	fmt.Println(err)
+	fmt.Println(r.RegisterTool("lookup", registry.Tool{
+		Parameters: json.RawMessage(`{"type": "string"}`),
+		Run:        func(ctx context.Context, args json.RawMessage) (string, error) { return "", nil },
+	}))
+	fmt.Println(r.RegisterTool("fetch", registry.Tool{}))
+
+	t, ok := r.LookupTool("search")
+	text, err := t.Run(context.Background(), json.RawMessage(`{"query": "dag"}`))
+	fmt.Println(ok, r.ToolNames(), text, err)
+	// Output:
+	// <nil>
+	// register tool "lookup": parameters: the schema's "type" must be "object": a tool takes an object of named arguments
+	// register tool "fetch": Run is nil
+	// true [search] 2 passages match {"query": "dag"} <nil>
+}
