@@ -143,3 +143,33 @@ func ExampleEngine_Run() {
 	// plan completed
 	// map[words:3] The text has 3 words.
 }
+
+// New takes the model and the catalog once; options name the model and
+// tune the planner and the loop that runs and repairs plans.
+func ExampleNew() {
+	reg := registry.New()
+	_ = reg.Register("wc", registry.Worker{
+		Description: "Counts the words of its input",
+		Outputs:     []string{"words"},
+		Agent: agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+			fmt.Println("wc runs in", req.RunID)
+			return agent.Result{Output: map[string]any{"words": len(strings.Fields(req.Input))}}, nil
+		}),
+	})
+	client := &model{plans: []string{countPlan}, agent: func(llm.Request) string { return "The text has 3 words." }}
+
+	engine := dagent.New(client, reg,
+		dagent.WithModel("small-model"),
+		dagent.WithPlanner(metaplanner.WithMaxCorrections(1)),
+		dagent.WithExecutor(executor.WithRunID("mission-1"), executor.WithRunner(runner.WithConcurrency(4))),
+	)
+	res, err := engine.Run(context.Background(), "Count the words of 'one two three'")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Run.Status, client.models)
+	// Output:
+	// wc runs in mission-1
+	// completed [small-model small-model]
+}
