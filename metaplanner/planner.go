@@ -26,13 +26,14 @@ const (
 	DefaultMaxData = 4 << 10
 )
 
-// ErrNoValidPlan is matched by the error of [Planner.Plan] and [Planner.Replan] when the model
-// gave no acceptable answer within its corrections; the error is a
-// *[PlanError].
+// ErrNoValidPlan is matched by the error of [Planner.Plan] and
+// [Planner.Replan] when the model gave no acceptable answer within its
+// corrections; the error is a *[PlanError].
 var ErrNoValidPlan = errors.New("no valid plan")
 
-// ErrEmptyMission is matched by the error of [Planner.Plan], and of [Planner.Replan] when
-// neither the mission nor the failed plan says what the plan is for.
+// ErrEmptyMission is matched by the error of [Planner.Plan], and of
+// [Planner.Replan] when neither the mission nor the failed plan says what the
+// plan is for.
 var ErrEmptyMission = errors.New("the mission is empty")
 
 // PlanError is the error of a planning that ended without an acceptable

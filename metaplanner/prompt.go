@@ -19,9 +19,9 @@ import (
 const SchemaName = "planner_answer"
 
 // AnswerSchema returns the JSON Schema (draft 2020-12) of the answer
-// [Planner.Plan] and [Planner.Replan] ask for: an object with a route ("plan", "synthesis" or
-// "clarify") and, by route, the plan ([plan.Schema]), the direct answer or
-// the question for the user.
+// [Planner.Plan] and [Planner.Replan] ask for: an object with a route ("plan",
+// "synthesis" or "clarify") and, by route, the plan ([plan.Schema]), the
+// direct answer or the question for the user.
 func AnswerSchema() []byte { return append([]byte(nil), answerSchema()...) }
 
 var answerSchema = sync.OnceValue(func() json.RawMessage {

@@ -140,12 +140,12 @@ type Catalog interface {
 	HasTool(name string) bool
 }
 
-// WithCatalog gives [Plan.Validate] and [Plan.DAG] the host's catalog: tasks may name its
-// workers as their agent, inputs wired from a worker's tasks must read slots
-// it declares ([CodeUndeclaredSlot]), the plan must not define an agent with
-// a worker's name ([CodeAgentIsWorker]), and the tools the plan's agents
-// name must be tools of the catalog ([CodeUnknownTool]). The check asks the
-// catalog only about the names the plan uses, each name once, from the
+// WithCatalog gives [Plan.Validate] and [Plan.DAG] the host's catalog: tasks
+// may name its workers as their agent, inputs wired from a worker's tasks must
+// read slots it declares ([CodeUndeclaredSlot]), the plan must not define an
+// agent with a worker's name ([CodeAgentIsWorker]), and the tools the plan's
+// agents name must be tools of the catalog ([CodeUnknownTool]). The check asks
+// the catalog only about the names the plan uses, each name once, from the
 // calling goroutine. Workers named by [WithWorkers] and [WithWorkerOutputs]
 // count as well; for a worker's slots, [WithWorkerOutputs] comes first.
 func WithCatalog(cat Catalog) Option {

@@ -24,9 +24,9 @@ var (
 	ErrExists = errors.New("run exists already")
 )
 
-// StatusRunning is the status of a run from [Store.CreateRun] until [Store.SetStatus]; a
-// run whose process died keeps it. The other statuses are the runner's
-// (completed, failed, waiting, replan_required).
+// StatusRunning is the status of a run from [Store.CreateRun] until
+// [Store.SetStatus]; a run whose process died keeps it. The other statuses are
+// the runner's (completed, failed, waiting, replan_required).
 const StatusRunning = "running"
 
 // Store is where runs are kept. Implementations must be safe for

@@ -2,10 +2,10 @@
 // in which a task's verification says whether the task's output is good.
 //
 // [Compile] reads a predicate once and compiles it into an expr program
-// (github.com/expr-lang/expr); [Predicate.Eval] runs it after every attempt of the task
-// with the bindings data/input, data/result and data/depends. A predicate
-// returns true to pass, a string to fail with that diagnosis, or false to
-// fail. Compile catches what can be caught before running — syntax,
+// (github.com/expr-lang/expr); [Predicate.Eval] runs it after every attempt of
+// the task with the bindings data/input, data/result and data/depends. A
+// predicate returns true to pass, a string to fail with that diagnosis, or
+// false to fail. Compile catches what can be caught before running — syntax,
 // unknown symbols and functions, arity — with line, column and a caret;
 // [Check] adds warnings for predicates that can never pass.
 //
