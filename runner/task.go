@@ -21,7 +21,6 @@ type job struct {
 	inflight  bool       // an attempt is in flight
 	n         int        // its number
 	ctx       *attemptCtx
-	cancel    context.CancelCauseFunc
 	deadline  time.Time
 	ended     time.Time // when its context ended; zero while it runs
 	timedOut  bool      // the watchdog ended it at its deadline
