@@ -217,8 +217,8 @@ func (r *run) settle(o outcome) {
 // release lets the tasks waiting for task i start once nothing else holds
 // them.
 func (r *run) release(i int) {
-	for _, j := range r.state[i].next {
-		if r.state[j].waits--; r.state[j].waits == 0 {
+	for _, j := range r.after(i) {
+		if r.waits[j]--; r.waits[j] == 0 {
 			r.enqueue(j)
 		}
 	}
@@ -245,7 +245,7 @@ func (r *run) failGate(g int) {
 	}
 	reason := fmt.Errorf("%w: %q", ErrGateFailed, gate.ID)
 	now := time.Now()
-	stack := slices.Clone(r.state[g].next)
+	stack := slices.Clone(r.after(g))
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -255,7 +255,7 @@ func (r *run) failGate(g int) {
 		}
 		st.res.Status, st.res.Err, st.res.Class = TaskSkipped, reason, ClassGateFailed
 		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.d.Level(i), Err: reason})
-		stack = append(stack, st.next...)
+		stack = append(stack, r.after(i)...)
 	}
 }
 
