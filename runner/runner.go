@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,8 +88,13 @@ type run struct {
 	// nextStart[i+1]]; nil when they are the task's dependents.
 	next      []int
 	nextStart []int
-	bus       *bus
-	ctx       context.Context
+	// keys holds the idempotency key of each task's first attempt, as
+	// keys[keyStart[i]:keyStart[i+1]]: one string for the run rather than
+	// one per task.
+	keys     string
+	keyStart []int
+	bus      *bus
+	ctx      context.Context
 
 	mu       sync.Mutex
 	ready    []int // tasks that may start now, from head on
@@ -200,7 +207,40 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 		return nil, err
 	}
 	r.link()
+	r.firstKeys()
 	return r, nil
+}
+
+// firstKeys builds the idempotency keys of the first attempts of the tasks
+// that are to run.
+func (r *run) firstKeys() {
+	size := 0
+	for i := range r.state {
+		if r.state[i].res.Status != TaskDone {
+			size += len(r.id) + len(r.state[i].res.ID) + len("//1")
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	r.keyStart = make([]int, len(r.state)+1)
+	for i := range r.state {
+		if r.state[i].res.Status != TaskDone {
+			b.WriteString(r.id)
+			b.WriteByte('/')
+			b.WriteString(r.state[i].res.ID)
+			b.WriteString("/1")
+		}
+		r.keyStart[i+1] = b.Len()
+	}
+	r.keys = b.String()
+}
+
+// idempotencyKey returns the key of attempt n of task i.
+func (r *run) idempotencyKey(i, n int) string {
+	if n == 1 {
+		return r.keys[r.keyStart[i]:r.keyStart[i+1]]
+	}
+	return r.id + "/" + r.state[i].res.ID + "/" + strconv.Itoa(n)
 }
 
 // seed applies the initial results and the review decisions.

@@ -64,7 +64,7 @@ func (r *run) wave(k int) bool {
 	}
 	idle := make(chan struct{})
 	r.group, r.idle, r.detached, r.workers = &g, idle, false, 0
-	r.spawn()
+	r.spawn(time.Now())
 	running := r.workers > 0
 	r.mu.Unlock()
 	if running {
@@ -86,11 +86,11 @@ func (r *run) wave(k int) bool {
 // stopped reports whether no new task may start. The caller holds mu.
 func (r *run) stopped() bool { return r.halted || r.ctx.Err() != nil }
 
-// spawn starts a worker for each ready task while a place is free. The
-// caller holds mu.
-func (r *run) spawn() {
+// spawn starts a worker for each ready task while a place is free, the
+// tasks started at now. The caller holds mu.
+func (r *run) spawn(now time.Time) {
 	for r.workers < r.concurrency {
-		i := r.take()
+		i := r.take(now)
 		if i < 0 {
 			return
 		}
@@ -104,15 +104,16 @@ func (r *run) spawn() {
 	}
 }
 
-// take returns the next task to start, marked running, or -1 when none may
-// start. The caller holds mu.
-func (r *run) take() int {
+// take returns the next task to start, marked running and started at now,
+// or -1 when none may start. The caller holds mu.
+func (r *run) take(now time.Time) int {
 	if r.head == len(r.ready) || r.stopped() {
 		return -1
 	}
 	i := r.ready[r.head]
 	r.head++
-	r.state[i].res.Status = TaskRunning
+	res := &r.state[i].res
+	res.Status, res.Started = TaskRunning, now
 	return i
 }
 
@@ -142,8 +143,10 @@ func (r *run) finish(j *job, o outcome) int {
 	o = r.commit(r.ctx, o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.settle(o)
-	i := r.take()
+	// One reading of the clock ends this task and starts the next.
+	now := time.Now()
+	r.settle(o, now)
+	i := r.take(now)
 	if i < 0 {
 		r.dismiss(j)
 		if r.workers--; r.workers == 0 {
@@ -151,7 +154,7 @@ func (r *run) finish(j *job, o outcome) int {
 		}
 		return -1
 	}
-	r.spawn()
+	r.spawn(now)
 	return i
 }
 
@@ -169,14 +172,13 @@ func (r *run) enqueue(i int) {
 	r.byPhase[k] = append(r.byPhase[k], i)
 }
 
-// settle records a task's final state and applies what it means for the
-// run. The caller holds mu.
-func (r *run) settle(o outcome) {
+// settle records a task's final state at now and applies what it means
+// for the run. The caller holds mu.
+func (r *run) settle(o outcome, now time.Time) {
 	st := &r.state[o.i]
 	res := &st.res
 	res.Status, res.Attempts, res.Output, res.Err, res.Diagnosis = o.status, o.attempts, o.output, o.err, o.diagnosis
 	res.Usage = o.usage
-	now := time.Now()
 	res.Duration = now.Sub(res.Started)
 	if o.status == TaskFailed || o.status == TaskSkipped {
 		res.Class = Classify(o.err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -84,8 +83,6 @@ type reply struct {
 // attempts. It reports false when its goroutine was left in an abandoned
 // agent and must stop.
 func (r *run) runTask(j *job, i int) (outcome, bool) {
-	st := &r.state[i]
-	st.res.Started = time.Now()
 	j.carry = carry{i: i, o: outcome{i: i}}
 	var err error
 	j.input, j.refs, err = r.render(i)
@@ -123,7 +120,7 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 			req := agent.Request{
 				RunID: r.id, TaskID: t.ID, Agent: t.Agent, Input: j.input, Attempt: attempt,
 				Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
-				IdempotencyKey: r.id + "/" + t.ID + "/" + strconv.Itoa(attempt),
+				IdempotencyKey: r.idempotencyKey(i, attempt),
 			}
 			if j.refs != nil {
 				req.Template, req.Refs = t.Input, j.refs
