@@ -100,10 +100,17 @@ type run struct {
 	ready    []int // tasks that may start now, from head on
 	head     int
 	byPhase  [][]int // Phased: tasks ready to start when their phase comes
+	phase    int     // Phased: the phase under way; -1 before the first
+	begun    time.Time
+	running  int // tasks taken and not settled
 	group    *errgroup.Group
-	workers  int           // goroutines running tasks for the current wave
-	idle     chan struct{} // closed when workers drops to 0
-	detached bool          // a worker of the wave was left in an abandoned agent
+	workers  int           // workers, not counting those left in abandoned agents
+	idle     int           // workers waiting for a task
+	waking   int           // workers told of a task that have not woken yet
+	wakeup   sync.Cond     // tells idle workers of a ready task or the end
+	ended    bool          // no task will start: workers end
+	done     chan struct{} // closed when the last worker ended
+	detached bool          // a worker was left in an abandoned agent
 	watchdog
 
 	halted  bool
