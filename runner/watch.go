@@ -68,7 +68,7 @@ func (j *job) unwatch() bool {
 	if abandoned {
 		return false
 	}
-	j.ctx.end(context.Canceled)
+	j.ctx.finish(endAttempt)
 	return true
 }
 
@@ -140,7 +140,7 @@ func (j *job) check(now time.Time) (time.Time, bool) {
 	}
 	if j.ended.IsZero() && !now.Before(j.deadline) {
 		j.ended, j.timedOut = now, true
-		j.ctx.end(context.DeadlineExceeded)
+		j.ctx.finish(endDeadline)
 	}
 	if j.ended.IsZero() {
 		return j.deadline, false
