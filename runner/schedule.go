@@ -127,7 +127,7 @@ func (r *run) work(j *job, i int) {
 		if !ok {
 			return // left in an abandoned agent; another goroutine took over
 		}
-		i = r.finish(j, o)
+		i = r.finish(j, &o)
 	}
 }
 
@@ -135,14 +135,14 @@ func (r *run) work(j *job, i int) {
 // n, whose failure is x, on the goroutine that replaces its worker.
 func (r *run) resume(j *job, n int, x reply) {
 	if o, ok := r.attempts(j, n, &x); ok {
-		r.work(j, r.finish(j, o))
+		r.work(j, r.finish(j, &o))
 	}
 }
 
 // finish commits o, settles it, and returns the next task j's worker is to
 // run, or -1 when the run is over and the worker ends.
-func (r *run) finish(j *job, o outcome) int {
-	o = r.commit(r.ctx, o)
+func (r *run) finish(j *job, o *outcome) int {
+	r.commit(r.ctx, o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// One reading of the clock ends this task and starts the next.
@@ -192,7 +192,7 @@ func (r *run) enqueue(i int) {
 
 // settle records a task's final state at now and applies what it means
 // for the run. The caller holds mu.
-func (r *run) settle(o outcome, now time.Time) {
+func (r *run) settle(o *outcome, now time.Time) {
 	st := &r.state[o.i]
 	res := &st.res
 	res.Status, res.Attempts, res.Output, res.Err, res.Diagnosis = o.status, o.attempts, o.output, o.err, o.diagnosis
