@@ -388,10 +388,18 @@ func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, 
 // plan's own.
 func (r *run) link() {
 	n := len(r.state)
-	r.byPhase = make([][]int, len(r.d.Phases()))
 	r.waits = make([]int32, n)
 	if r.schedule == Eager {
 		r.ready = make([]int, 0, n)
+	} else {
+		// One backing array holds every phase's tasks.
+		phases := r.d.Phases()
+		r.byPhase = make([][]int, len(phases))
+		all := make([]int, 0, n)
+		for k, ids := range phases {
+			r.byPhase[k] = all[len(all) : len(all) : len(all)+len(ids)]
+			all = all[:len(all)+len(ids)]
+		}
 	}
 	extra := false
 	for i := range n {
