@@ -99,10 +99,10 @@ type run struct {
 	mu       sync.Mutex
 	ready    []int // tasks that may start now, from head on
 	head     int
-	byPhase  [][]int // Phased: tasks ready to start when their phase comes
-	phase    int     // Phased: the phase under way; -1 before the first
-	begun    time.Time
-	running  int // tasks taken and not settled
+	byPhase  [][]int   // Phased: tasks ready to start when their phase comes
+	phase    int       // Phased: the phase under way; -1 before the first
+	begun    time.Time // Phased: when the phase under way started
+	running  int       // tasks taken and not settled
 	group    *errgroup.Group
 	workers  int           // workers, not counting those left in abandoned agents
 	idle     int           // workers waiting for a task
