@@ -452,15 +452,11 @@ func (r *run) after(i int) []int {
 // result assembles the run's outcome.
 func (r *run) result(ctx context.Context) *Result {
 	res := &Result{RunID: r.id, Tasks: make(map[string]*TaskResult, len(r.state)), Started: r.started, Duration: time.Since(r.started)}
-	var completed []string
 	for i := range r.state {
 		t := &r.state[i].res
 		res.Tasks[t.ID] = t
 		res.Usage = res.Usage.Add(t.Usage)
-		switch t.Status {
-		case TaskDone:
-			completed = append(completed, t.ID)
-		case TaskWaiting:
+		if t.Status == TaskWaiting {
 			up, _ := r.depends(i)
 			prompt, _, _ := r.render(i)
 			res.PendingReviews = append(res.PendingReviews, PendingReview{TaskID: t.ID, Prompt: prompt, Upstream: up})
@@ -471,7 +467,11 @@ func (r *run) result(ctx context.Context) *Result {
 		res.Status, res.Err = StatusFailed, fmt.Errorf("run cancelled: %w", context.Cause(ctx))
 	case r.replan != nil:
 		res.Status, res.Replan = StatusReplanRequired, r.replan
-		res.Replan.Completed = completed
+		for i := range r.state {
+			if t := &r.state[i].res; t.Status == TaskDone {
+				res.Replan.Completed = append(res.Replan.Completed, t.ID)
+			}
+		}
 	case r.err != nil:
 		res.Status, res.Err = StatusFailed, r.err
 	case len(res.PendingReviews) > 0:
