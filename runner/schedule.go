@@ -80,17 +80,19 @@ func (r *run) advance(now time.Time) bool {
 // stopped reports whether no new task may start. The caller holds mu.
 func (r *run) stopped() bool { return r.halted || r.ctx.Err() != nil }
 
-// spawn finds a worker for each ready task: an idle one, woken, or while
-// a place is free a new one, which starts its task at now. The caller
-// holds mu.
+// spawn finds a worker for each ready task: an idle one, or while a place
+// is free a new one, which starts its task at now. Idle workers wake one
+// after another: the one woken wakes the next once it has its task, so
+// that they do not all crowd the lock at once. The caller holds mu.
 func (r *run) spawn(now time.Time) {
 	want := len(r.ready) - r.head - r.waking
-	for ; want > 0 && r.idle > 0; want-- {
+	if want > 0 && r.idle > 0 && r.waking == 0 {
 		r.idle--
 		r.waking++
 		r.wakeup.Signal()
+		want--
 	}
-	for ; want > 0 && r.workers < r.concurrency; want-- {
+	for want -= r.idle; want > 0 && r.workers < r.concurrency; want-- {
 		i := r.take(now)
 		if i < 0 {
 			return
