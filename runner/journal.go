@@ -43,10 +43,10 @@ func WithJournal(j Journal) Option {
 }
 
 // commit hands o to the journal; when that fails, the task fails with
-// ErrJournal and halts the run.
-func (r *run) commit(ctx context.Context, o outcome) outcome {
+// ErrJournal and halts the run, and o says so.
+func (r *run) commit(ctx context.Context, o *outcome) {
 	if r.journal == nil || ctx.Err() != nil && o.status == TaskFailed && o.action == actNone {
-		return o
+		return
 	}
 	st := &r.state[o.i]
 	c := Commit{
@@ -54,8 +54,7 @@ func (r *run) commit(ctx context.Context, o outcome) outcome {
 		Err: o.err, Diagnosis: o.diagnosis, Started: st.res.Started, Duration: time.Since(st.res.Started), Usage: o.usage,
 	}
 	if err := r.journal.Commit(context.WithoutCancel(ctx), c); err != nil {
-		return outcome{i: o.i, status: TaskFailed, action: actHalt, attempts: o.attempts, output: o.output,
+		*o = outcome{i: o.i, status: TaskFailed, action: actHalt, attempts: o.attempts, output: o.output,
 			err: fmt.Errorf("%w: %w", ErrJournal, err), diagnosis: o.diagnosis, usage: o.usage}
 	}
-	return o
 }

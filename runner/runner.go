@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,18 +46,27 @@ func New(opts ...Option) *Runner {
 	return r
 }
 
-// taskState is the run's record of one task.
+// taskState is the run's record of one task. It holds what differs from
+// run to run; what a task runs with is shared by the tasks alike in it, so
+// that a run of many tasks touches little memory per task.
 type taskState struct {
-	res      TaskResult
-	task     *plan.Task
-	agent    agent.Agent
-	worker   *registry.Worker // the registry worker, for its preconditions
-	pred     *verify.Predicate
-	schema   *jsonschema.Schema // the task's output_schema, compiled
-	timeout  time.Duration
-	decision *Decision
-	next     []int // tasks that wait for this one
-	waits    int   // tasks this one waits for that have not settled
+	res   TaskResult
+	bind  *binding // nil for a review and a task done before the run
+	check *checks  // nil for a task without a predicate or schema
+}
+
+// binding is how the tasks that name one agent with one timeout in the
+// plan run.
+type binding struct {
+	agent   agent.Agent
+	worker  *registry.Worker // the registry worker, for its preconditions
+	timeout time.Duration
+}
+
+// checks are a task's compiled predicate and output schema.
+type checks struct {
+	pred   *verify.Predicate
+	schema *jsonschema.Schema
 }
 
 // run is the state of one Run. Its scheduling state is guarded by mu; a
@@ -68,17 +79,38 @@ type run struct {
 	// predicates holds the compiled predicates of the plan.
 	predicates *verify.Set
 	state      []taskState
-	bus        *bus
-	ctx        context.Context
+	decisions  map[int]Decision // the review decisions, by task
+	// waits counts, for each pending task, the tasks it waits for that have
+	// not settled; it is below zero for a task done before the run, which
+	// never starts.
+	waits []int32
+	// next lists the tasks that wait for each task, as next[nextStart[i]:
+	// nextStart[i+1]]; nil when they are the task's dependents.
+	next      []int
+	nextStart []int
+	// keys holds the idempotency key of each task's first attempt, as
+	// keys[keyStart[i]:keyStart[i+1]]: one string for the run rather than
+	// one per task.
+	keys     string
+	keyStart []int
+	bus      *bus
+	ctx      context.Context
 
 	mu       sync.Mutex
 	ready    []int // tasks that may start now, from head on
 	head     int
-	byPhase  [][]int // Phased: tasks ready to start when their phase comes
+	byPhase  [][]int   // Phased: tasks ready to start when their phase comes
+	phase    int       // Phased: the phase under way; -1 before the first
+	begun    time.Time // Phased: when the phase under way started
+	running  int       // tasks taken and not settled
 	group    *errgroup.Group
-	workers  int           // goroutines running tasks for the current wave
-	idle     chan struct{} // closed when workers drops to 0
-	detached bool          // a worker of the wave was left in an abandoned agent
+	workers  int           // workers, not counting those left in abandoned agents
+	idle     int           // workers waiting for a task
+	waking   int           // workers told of a task that have not woken yet
+	wakeup   sync.Cond     // tells idle workers of a ready task or the end
+	ended    bool          // no task will start: workers end
+	done     chan struct{} // closed when the last worker ended
+	detached bool          // a worker was left in an abandoned agent
 	watchdog
 
 	halted  bool
@@ -173,8 +205,7 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 		r.id = newRunID(r.started)
 	}
 	for i := range p.Tasks {
-		r.state[i].task = &p.Tasks[i]
-		r.state[i].res = TaskResult{ID: p.Tasks[i].ID, Status: TaskPending}
+		r.state[i].res.ID, r.state[i].res.Status = p.Tasks[i].ID, TaskPending
 	}
 	if err := r.seed(rc); err != nil {
 		return nil, err
@@ -183,7 +214,40 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 		return nil, err
 	}
 	r.link()
+	r.firstKeys()
 	return r, nil
+}
+
+// firstKeys builds the idempotency keys of the first attempts of the tasks
+// that are to run.
+func (r *run) firstKeys() {
+	size := 0
+	for i := range r.state {
+		if r.state[i].res.Status != TaskDone {
+			size += len(r.id) + len(r.state[i].res.ID) + len("//1")
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	r.keyStart = make([]int, len(r.state)+1)
+	for i := range r.state {
+		if r.state[i].res.Status != TaskDone {
+			b.WriteString(r.id)
+			b.WriteByte('/')
+			b.WriteString(r.state[i].res.ID)
+			b.WriteString("/1")
+		}
+		r.keyStart[i+1] = b.Len()
+	}
+	r.keys = b.String()
+}
+
+// idempotencyKey returns the key of attempt n of task i.
+func (r *run) idempotencyKey(i, n int) string {
+	if n == 1 {
+		return r.keys[r.keyStart[i]:r.keyStart[i+1]]
+	}
+	return r.id + "/" + r.state[i].res.ID + "/" + strconv.Itoa(n)
 }
 
 // seed applies the initial results and the review decisions.
@@ -210,29 +274,41 @@ func (r *run) seed(rc runConfig) error {
 		if r.p.Tasks[i].Type != plan.TypeHumanReview {
 			return fmt.Errorf("%w: review decision for %q, which is a %s, not a human_review", ErrUnknownTask, id, r.p.Tasks[i].Type)
 		}
-		d := rc.reviews[id]
-		r.state[i].decision = &d
+		if r.decisions == nil {
+			r.decisions = make(map[int]Decision, len(rc.reviews))
+		}
+		r.decisions[i] = rc.reviews[id]
 	}
 	return nil
 }
 
-// bind compiles the predicates and finds the agent and timeout of every task
-// that is to run.
+// bind compiles the predicates and schemas and finds the agent and timeout
+// of every task that is to run.
 func (r *run) bind() error {
+	type key struct {
+		agent   string
+		timeout time.Duration
+	}
+	binds := make(map[key]*binding)
 	built := make(map[string]agent.Agent)
-	var bad []error // every predicate and schema that does not compile, reported at once
+	var (
+		last    *binding // tasks in a row mostly share one
+		lastKey key
+		bad     []error // every predicate and schema that does not compile, reported at once
+	)
 	for i := range r.p.Tasks {
 		t, st := &r.p.Tasks[i], &r.state[i]
 		if st.res.Status == TaskDone {
 			continue
 		}
+		var c checks
 		if t.Verification != "" {
 			pred, err := r.predicates.Compile(t.Verification)
 			if err != nil {
 				bad = append(bad, &PredicateError{TaskID: t.ID, Err: err})
 				continue
 			}
-			st.pred = pred
+			c.pred = pred
 		}
 		if len(t.OutputSchema) > 0 {
 			sch, err := compileSchema(t.OutputSchema)
@@ -240,27 +316,47 @@ func (r *run) bind() error {
 				bad = append(bad, &SchemaError{TaskID: t.ID, Err: err})
 				continue
 			}
-			st.schema = sch
+			c.schema = sch
+		}
+		if c != (checks{}) {
+			st.check = &checks{pred: c.pred, schema: c.schema}
 		}
 		if t.Type == plan.TypeHumanReview {
 			continue
 		}
-		a, w, err := r.agentFor(t.Agent, built)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", t.ID, err)
+		if k := (key{t.Agent, t.Timeout}); last == nil || k != lastKey {
+			b := binds[k]
+			if b == nil {
+				var err error
+				if b, err = r.binding(t.Agent, t.Timeout, built); err != nil {
+					return fmt.Errorf("task %s: %w", t.ID, err)
+				}
+				binds[k] = b
+			}
+			last, lastKey = b, k
 		}
-		st.agent, st.worker = a, w
-		st.timeout = r.taskTimeout
-		if w != nil && w.Timeout > 0 {
-			st.timeout = w.Timeout
-		}
-		// The registry is trusted and the plan is not: a plan may shorten
-		// a worker's timeout, never stretch it.
-		if t.Timeout > 0 && (w == nil || w.Timeout <= 0 || t.Timeout < w.Timeout) {
-			st.timeout = t.Timeout
-		}
+		st.bind = last
 	}
 	return errors.Join(bad...)
+}
+
+// binding finds agent name and the timeout of its tasks whose plan entry
+// sets timeout.
+func (r *run) binding(name string, timeout time.Duration, built map[string]agent.Agent) (*binding, error) {
+	a, w, err := r.agentFor(name, built)
+	if err != nil {
+		return nil, err
+	}
+	b := &binding{agent: a, worker: w, timeout: r.taskTimeout}
+	if w != nil && w.Timeout > 0 {
+		b.timeout = w.Timeout
+	}
+	// The registry is trusted and the plan is not: a plan may shorten a
+	// worker's timeout, never stretch it.
+	if timeout > 0 && (w == nil || w.Timeout <= 0 || timeout < w.Timeout) {
+		b.timeout = timeout
+	}
+	return b, nil
 }
 
 func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, *registry.Worker, error) {
@@ -287,61 +383,80 @@ func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, 
 // link builds the edges the scheduler walks: a task waits for its
 // dependencies and for every task its templates and inputs read (all
 // upstream), so that what it reads has settled even when a dependency's
-// result came from WithInitialResults and its own upstream did not.
+// result came from WithInitialResults and its own upstream did not. When
+// every task reads only its dependencies, as most do, the edges are the
+// plan's own.
 func (r *run) link() {
 	n := len(r.state)
-	r.byPhase = make([][]int, len(r.d.Phases()))
-	waits := make([][]int, n)
-	counts := make([]int, n)
-	for i := range r.state {
-		st := &r.state[i]
-		if st.res.Status == TaskDone {
-			continue
-		}
-		waits[i] = r.d.Reads(i)
-		for _, j := range waits[i] {
-			if r.state[j].res.Status != TaskDone {
-				counts[j]++
-				st.waits++
-			}
-		}
-	}
-	total := 0
-	for _, c := range counts {
-		total += c
-	}
-	next := make([]int, 0, total)
-	for j, c := range counts {
-		r.state[j].next = next[len(next) : len(next) : len(next)+c]
-		next = next[:len(next)+c]
-	}
+	r.waits = make([]int32, n)
 	if r.schedule == Eager {
 		r.ready = make([]int, 0, n)
+	} else {
+		// One backing array holds every phase's tasks.
+		phases := r.d.Phases()
+		r.byPhase = make([][]int, len(phases))
+		all := make([]int, 0, n)
+		for k, ids := range phases {
+			r.byPhase[k] = all[len(all) : len(all) : len(all)+len(ids)]
+			all = all[:len(all)+len(ids)]
+		}
 	}
-	for i, w := range waits {
-		for _, j := range w {
+	extra := false
+	for i := range n {
+		reads := r.d.Reads(i)
+		extra = extra || len(reads) > len(r.d.Deps(i))
+		if r.state[i].res.Status == TaskDone {
+			r.waits[i] = -1
+			continue
+		}
+		for _, j := range reads {
 			if r.state[j].res.Status != TaskDone {
-				r.state[j].next = append(r.state[j].next, i)
+				r.waits[i]++
 			}
 		}
-		if r.state[i].res.Status != TaskDone && r.state[i].waits == 0 {
+	}
+	if extra {
+		r.nextStart = make([]int, n+1)
+		for i := range n {
+			for _, j := range r.d.Reads(i) {
+				r.nextStart[j+1]++
+			}
+		}
+		for j := range n {
+			r.nextStart[j+1] += r.nextStart[j]
+		}
+		r.next = make([]int, r.nextStart[n])
+		fill := slices.Clone(r.nextStart[:n])
+		for i := range n {
+			for _, j := range r.d.Reads(i) {
+				r.next[fill[j]] = i
+				fill[j]++
+			}
+		}
+	}
+	for i := range n {
+		if r.waits[i] == 0 {
 			r.enqueue(i)
 		}
 	}
 }
 
+// after returns the tasks that wait for task i.
+func (r *run) after(i int) []int {
+	if r.next == nil {
+		return r.d.Dependents(i)
+	}
+	return r.next[r.nextStart[i]:r.nextStart[i+1]]
+}
+
 // result assembles the run's outcome.
 func (r *run) result(ctx context.Context) *Result {
 	res := &Result{RunID: r.id, Tasks: make(map[string]*TaskResult, len(r.state)), Started: r.started, Duration: time.Since(r.started)}
-	var completed []string
 	for i := range r.state {
 		t := &r.state[i].res
 		res.Tasks[t.ID] = t
 		res.Usage = res.Usage.Add(t.Usage)
-		switch t.Status {
-		case TaskDone:
-			completed = append(completed, t.ID)
-		case TaskWaiting:
+		if t.Status == TaskWaiting {
 			up, _ := r.depends(i)
 			prompt, _, _ := r.render(i)
 			res.PendingReviews = append(res.PendingReviews, PendingReview{TaskID: t.ID, Prompt: prompt, Upstream: up})
@@ -352,7 +467,11 @@ func (r *run) result(ctx context.Context) *Result {
 		res.Status, res.Err = StatusFailed, fmt.Errorf("run cancelled: %w", context.Cause(ctx))
 	case r.replan != nil:
 		res.Status, res.Replan = StatusReplanRequired, r.replan
-		res.Replan.Completed = completed
+		for i := range r.state {
+			if t := &r.state[i].res; t.Status == TaskDone {
+				res.Replan.Completed = append(res.Replan.Completed, t.ID)
+			}
+		}
 	case r.err != nil:
 		res.Status, res.Err = StatusFailed, r.err
 	case len(res.PendingReviews) > 0:

@@ -9,88 +9,91 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// walk runs the plan: in Eager as one wave, in Phased as one wave per
-// phase, each starting when the one before has settled.
+// walk runs the plan on workers, goroutines of an errgroup.Group, at most
+// concurrency of them. There is no scheduler goroutine: a worker settles
+// its task under the run's lock and takes the next ready task itself,
+// waking an idle worker, or starting one while a place is free, for each
+// other task its task made ready. A worker with nothing to take while
+// tasks run waits for one rather than ending, so that a run starts few
+// goroutines, whose stacks have grown, and not one per task. In Phased
+// the tasks of a phase become ready when the phase before has settled: the
+// worker that settles its last task starts the next phase.
 //
-// A wave is an errgroup.Group of worker goroutines, at most concurrency of
-// them. There is no scheduler goroutine: a worker settles its task under
-// the run's lock, takes the next ready task itself, and in Eager starts
-// another worker for each task its task made ready, while a place is free.
-// Agents run on the workers, and a watchdog ends attempts at their deadline
-// (see watchdog). A worker left behind in an agent that ignores the end of
-// its context cannot be waited for: the watchdog hands its task, and its
-// place, to a fresh goroutine, and the wave no longer waits for the group.
-// So the group has no limit of its own in Eager, where workers start while
-// the wave runs: the count of workers under the lock is the limit, and a
-// worker left in an agent holds no place of it.
+// Agents run on the workers, and a watchdog ends attempts at their
+// deadline (see watchdog). A worker left behind in an agent that ignores
+// the end of its context cannot be waited for: the watchdog hands its
+// task, and its place, to a fresh goroutine, and the run no longer waits
+// for the group.
 func (r *run) walk() {
 	stop := context.AfterFunc(r.ctx, r.cancelled)
 	defer stop()
 	defer r.stopWatch()
-	if r.schedule == Eager {
-		r.wave(-1)
-		return
-	}
-	for k := range r.byPhase {
-		if !r.wave(k) {
-			return
-		}
-	}
-}
-
-// wave runs the ready tasks — in Phased those of phase k — until no worker
-// runs, and reports whether the run goes on.
-func (r *run) wave(k int) bool {
 	var g errgroup.Group
+	done := make(chan struct{})
 	r.mu.Lock()
-	if r.stopped() {
-		r.mu.Unlock()
-		return false
+	r.group, r.done, r.phase = &g, done, -1
+	r.wakeup.L = &r.mu
+	now := time.Now()
+	r.advance(now)
+	r.spawn(now)
+	if r.workers == 0 {
+		// Nothing may start: close the phase the run may have opened.
+		r.advance(now)
+		r.ended = true
+		close(done)
 	}
-	if k >= 0 {
-		if len(r.byPhase[k]) == 0 {
-			r.mu.Unlock()
-			return true
-		}
-		// Every task of the phase is known now: the phase's workers all
-		// start here, so the group's limit never holds one back.
-		g.SetLimit(r.concurrency)
-		r.ready, r.head, r.byPhase[k] = r.byPhase[k], 0, nil
-	}
-	var started time.Time
-	if k >= 0 && r.bus != nil {
-		started = time.Now()
-		r.bus.emit(Event{Kind: EventPhaseStarted, Time: started, RunID: r.id, Phase: k})
-	}
-	idle := make(chan struct{})
-	r.group, r.idle, r.detached, r.workers = &g, idle, false, 0
-	r.spawn()
-	running := r.workers > 0
 	r.mu.Unlock()
-	if running {
-		<-idle
-	}
+	<-done
 	r.mu.Lock()
 	detached := r.detached
 	r.mu.Unlock()
 	if !detached {
 		_ = g.Wait()
 	}
-	if k >= 0 && r.bus != nil {
-		now := time.Now()
-		r.bus.emit(Event{Kind: EventPhaseFinished, Time: now, RunID: r.id, Phase: k, Duration: now.Sub(started)})
+}
+
+// advance, in Phased, finishes the phase under way and starts the next one
+// that has tasks, unless the run stopped; it reports whether it started
+// one. The caller holds mu, and no task runs or is ready.
+func (r *run) advance(now time.Time) bool {
+	if r.schedule == Eager {
+		return false
 	}
-	return true
+	if r.phase >= 0 && r.phase < len(r.byPhase) && r.bus != nil {
+		r.bus.emit(Event{Kind: EventPhaseFinished, Time: now, RunID: r.id, Phase: r.phase, Duration: now.Sub(r.begun)})
+	}
+	if !r.stopped() {
+		for k := r.phase + 1; k < len(r.byPhase); k++ {
+			if len(r.byPhase[k]) == 0 {
+				continue
+			}
+			r.phase, r.begun = k, now
+			r.ready, r.head, r.byPhase[k] = r.byPhase[k], 0, nil
+			r.bus.emit(Event{Kind: EventPhaseStarted, Time: now, RunID: r.id, Phase: k})
+			return true
+		}
+	}
+	r.phase = len(r.byPhase)
+	return false
 }
 
 // stopped reports whether no new task may start. The caller holds mu.
 func (r *run) stopped() bool { return r.halted || r.ctx.Err() != nil }
 
-// spawn starts a worker for each ready task while a place is free. The
-// caller holds mu.
-func (r *run) spawn() {
-	for r.workers < r.concurrency {
-		i := r.take()
+// spawn finds a worker for each ready task: an idle one, or while a place
+// is free a new one, which starts its task at now. Idle workers wake one
+// after another: the one woken wakes the next once it has its task, so
+// that they do not all crowd the lock at once. The caller holds mu.
+func (r *run) spawn(now time.Time) {
+	want := len(r.ready) - r.head - r.waking
+	if want > 0 && r.idle > 0 && r.waking == 0 {
+		r.idle--
+		r.waking++
+		r.wakeup.Signal()
+		want--
+	}
+	for want -= r.idle; want > 0 && r.workers < r.concurrency; want-- {
+		i := r.take(now)
 		if i < 0 {
 			return
 		}
@@ -104,27 +107,29 @@ func (r *run) spawn() {
 	}
 }
 
-// take returns the next task to start, marked running, or -1 when none may
-// start. The caller holds mu.
-func (r *run) take() int {
+// take returns the next task to start, marked running and started at now,
+// or -1 when none may start. The caller holds mu.
+func (r *run) take(now time.Time) int {
 	if r.head == len(r.ready) || r.stopped() {
 		return -1
 	}
 	i := r.ready[r.head]
 	r.head++
-	r.state[i].res.Status = TaskRunning
+	r.running++
+	res := &r.state[i].res
+	res.Status, res.Started = TaskRunning, now
 	return i
 }
 
-// work runs task i on job j, then every task it takes after it, until none
-// is ready.
+// work runs task i on job j, then every task it takes after it, until the
+// run is over.
 func (r *run) work(j *job, i int) {
 	for i >= 0 {
 		o, ok := r.runTask(j, i)
 		if !ok {
 			return // left in an abandoned agent; another goroutine took over
 		}
-		i = r.finish(j, o)
+		i = r.finish(j, &o)
 	}
 }
 
@@ -132,27 +137,45 @@ func (r *run) work(j *job, i int) {
 // n, whose failure is x, on the goroutine that replaces its worker.
 func (r *run) resume(j *job, n int, x reply) {
 	if o, ok := r.attempts(j, n, &x); ok {
-		r.work(j, r.finish(j, o))
+		r.work(j, r.finish(j, &o))
 	}
 }
 
 // finish commits o, settles it, and returns the next task j's worker is to
-// run, or -1 when the worker is done.
-func (r *run) finish(j *job, o outcome) int {
-	o = r.commit(r.ctx, o)
+// run, or -1 when the run is over and the worker ends.
+func (r *run) finish(j *job, o *outcome) int {
+	r.commit(r.ctx, o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.settle(o)
-	i := r.take()
-	if i < 0 {
-		r.dismiss(j)
-		if r.workers--; r.workers == 0 {
-			close(r.idle)
+	// One reading of the clock ends this task and starts the next.
+	now := time.Now()
+	r.settle(o, now)
+	r.running--
+	for !r.ended {
+		if i := r.take(now); i >= 0 {
+			r.spawn(now)
+			return i
 		}
-		return -1
+		if r.running > 0 {
+			// Tasks run that may make one ready.
+			r.idle++
+			r.wakeup.Wait()
+			if !r.ended {
+				r.waking--
+				now = time.Now()
+			}
+			continue
+		}
+		if !r.advance(now) {
+			r.ended = true
+			r.wakeup.Broadcast()
+		}
 	}
-	r.spawn()
-	return i
+	r.dismiss(j)
+	if r.workers--; r.workers == 0 {
+		close(r.done)
+	}
+	return -1
 }
 
 // enqueue makes task i startable: now in Eager, when its phase comes in
@@ -169,14 +192,13 @@ func (r *run) enqueue(i int) {
 	r.byPhase[k] = append(r.byPhase[k], i)
 }
 
-// settle records a task's final state and applies what it means for the
-// run. The caller holds mu.
-func (r *run) settle(o outcome) {
+// settle records a task's final state at now and applies what it means
+// for the run. The caller holds mu.
+func (r *run) settle(o *outcome, now time.Time) {
 	st := &r.state[o.i]
 	res := &st.res
 	res.Status, res.Attempts, res.Output, res.Err, res.Diagnosis = o.status, o.attempts, o.output, o.err, o.diagnosis
 	res.Usage = o.usage
-	now := time.Now()
 	res.Duration = now.Sub(res.Started)
 	if o.status == TaskFailed || o.status == TaskSkipped {
 		res.Class = Classify(o.err)
@@ -217,8 +239,8 @@ func (r *run) settle(o outcome) {
 // release lets the tasks waiting for task i start once nothing else holds
 // them.
 func (r *run) release(i int) {
-	for _, j := range r.state[i].next {
-		if r.state[j].waits--; r.state[j].waits == 0 {
+	for _, j := range r.after(i) {
+		if r.waits[j]--; r.waits[j] == 0 {
 			r.enqueue(j)
 		}
 	}
@@ -245,7 +267,7 @@ func (r *run) failGate(g int) {
 	}
 	reason := fmt.Errorf("%w: %q", ErrGateFailed, gate.ID)
 	now := time.Now()
-	stack := slices.Clone(r.state[g].next)
+	stack := slices.Clone(r.after(g))
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -255,7 +277,7 @@ func (r *run) failGate(g int) {
 		}
 		st.res.Status, st.res.Err, st.res.Class = TaskSkipped, reason, ClassGateFailed
 		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.d.Level(i), Err: reason})
-		stack = append(stack, st.next...)
+		stack = append(stack, r.after(i)...)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,7 +20,6 @@ type job struct {
 	inflight  bool       // an attempt is in flight
 	n         int        // its number
 	ctx       *attemptCtx
-	cancel    context.CancelCauseFunc
 	deadline  time.Time
 	ended     time.Time // when its context ended; zero while it runs
 	timedOut  bool      // the watchdog ended it at its deadline
@@ -85,8 +83,6 @@ type reply struct {
 // attempts. It reports false when its goroutine was left in an abandoned
 // agent and must stop.
 func (r *run) runTask(j *job, i int) (outcome, bool) {
-	st := &r.state[i]
-	st.res.Started = time.Now()
 	j.carry = carry{i: i, o: outcome{i: i}}
 	var err error
 	j.input, j.refs, err = r.render(i)
@@ -94,7 +90,7 @@ func (r *run) runTask(j *job, i int) (outcome, bool) {
 		j.inputs, err = r.wire(i)
 	}
 	j.depends, j.skipped = r.depends(i)
-	t := st.task
+	t := &r.p.Tasks[i]
 	if err != nil {
 		// Upstream outputs will not change on a retry: fail at once.
 		r.emitTask(EventTaskStarted, i, 1, nil, "")
@@ -114,7 +110,7 @@ func (r *run) runTask(j *job, i int) (outcome, bool) {
 func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 	i := j.i
 	st := &r.state[i]
-	t := st.task
+	t := &r.p.Tasks[i]
 	ctx := r.ctx
 	for attempt := n; ; attempt++ {
 		var x reply
@@ -124,7 +120,7 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 			req := agent.Request{
 				RunID: r.id, TaskID: t.ID, Agent: t.Agent, Input: j.input, Attempt: attempt,
 				Depends: j.depends, Skipped: j.skipped, Inputs: j.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
-				IdempotencyKey: r.id + "/" + t.ID + "/" + strconv.Itoa(attempt),
+				IdempotencyKey: r.idempotencyKey(i, attempt),
 			}
 			if j.refs != nil {
 				req.Template, req.Refs = t.Input, j.refs
@@ -151,11 +147,11 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 		}
 		if x.err != nil && j.timedOut {
 			if errors.Is(x.err, context.DeadlineExceeded) {
-				x.err = fmt.Errorf("timed out after %s: %w", st.timeout, x.err)
+				x.err = fmt.Errorf("timed out after %s: %w", st.bind.timeout, x.err)
 			} else {
 				// The agent's own error says nothing of the deadline, but
 				// the deadline is why the attempt failed.
-				x.err = fmt.Errorf("timed out after %s: %w: %w", st.timeout, context.DeadlineExceeded, x.err)
+				x.err = fmt.Errorf("timed out after %s: %w: %w", st.bind.timeout, context.DeadlineExceeded, x.err)
 			}
 		}
 		if x.err != nil {
@@ -187,8 +183,9 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 // It reports false when the watchdog abandoned the attempt.
 func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 	st := &r.state[j.i]
-	if st.worker != nil && len(st.worker.Preconditions) > 0 {
-		if err := st.worker.Check(r.ctx, *req); err != nil {
+	b := st.bind
+	if b.worker != nil && len(b.worker.Preconditions) > 0 {
+		if err := b.worker.Check(r.ctx, *req); err != nil {
 			return reply{err: err}, true
 		}
 	}
@@ -196,8 +193,8 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 	if n > 1 {
 		start = time.Now()
 	}
-	ctx := r.watch(j, n, start.Add(st.timeout))
-	res, err := call(ctx, st.agent, req)
+	ctx := r.watch(j, n, start.Add(b.timeout))
+	res, err := call(ctx, b.agent, req)
 	if !j.unwatch() {
 		return reply{}, false
 	}
@@ -215,23 +212,26 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 // that it is kept.
 func (r *run) judge(j *job, attempt int, output any) (failure, bool) {
 	i := j.i
-	st := &r.state[i]
-	t := st.task
+	t := &r.p.Tasks[i]
 	if t.Type == plan.TypeSynthesisGate {
 		if msg := gateCheck(output); msg != "" {
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrGateOutput, msg), diagnosis: msg, output: output, verdict: true}, false
 		}
 	}
-	if st.schema != nil {
-		if err := st.schema.Validate(output); err != nil {
+	c := r.state[i].check
+	if c == nil {
+		return failure{}, true
+	}
+	if c.schema != nil {
+		if err := c.schema.Validate(output); err != nil {
 			diag := "the output does not match the task's output_schema: " + schemaProblems(err)
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrOutputSchema, diag), diagnosis: diag, output: output, verdict: true}, false
 		}
 	}
-	if st.pred == nil {
+	if c.pred == nil {
 		return failure{}, true
 	}
-	v, err := st.pred.Eval(context.WithoutCancel(r.ctx), verify.Bindings{Input: t.Input, Result: output, Depends: j.depends})
+	v, err := c.pred.Eval(context.WithoutCancel(r.ctx), verify.Bindings{Input: t.Input, Result: output, Depends: j.depends})
 	if err != nil {
 		err = fmt.Errorf("verification: %w", err)
 		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())
@@ -275,17 +275,16 @@ func (r *run) fail(o outcome, f failure, t *plan.Task) outcome {
 // the decision's output checked like any task's.
 func (r *run) review(j *job) outcome {
 	i := j.i
-	st := &r.state[i]
 	o := j.o
 	// A review that waits has started too: its events are task_started,
 	// then task_waiting, like any task's.
 	r.emitTask(EventTaskStarted, i, 1, nil, "")
-	d := st.decision
-	if d == nil {
+	d, ok := r.decisions[i]
+	if !ok {
 		o.status = TaskWaiting
 		return o
 	}
-	t := st.task
+	t := &r.p.Tasks[i]
 	o.attempts = 1
 	if !d.Approved {
 		err := ErrRejected
@@ -309,7 +308,7 @@ func (r *run) review(j *job) outcome {
 func (r *run) event(kind EventKind, i, attempt int, err error, diagnosis string) Event {
 	now := time.Now()
 	st := &r.state[i]
-	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: st.task.ID, Phase: r.d.Level(i), Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
+	return Event{Kind: kind, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.d.Level(i), Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
 }
 
 // emitTask emits a task event; without observers it costs nothing.

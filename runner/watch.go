@@ -31,37 +31,12 @@ type watchdog struct {
 	over   bool         // the run is over: the timer must not act
 }
 
-// attemptCtx is an attempt's context. It is cancelled when the attempt
-// ends or the run's context does, and at its deadline by the watchdog; from
-// then Err is context.DeadlineExceeded, as a context.WithDeadline's would
-// be, and Deadline reports it.
-type attemptCtx struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c *attemptCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-func (c *attemptCtx) Err() error {
-	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == context.DeadlineExceeded {
-		return context.DeadlineExceeded
-	}
-	return err
-}
-
 // watch hands attempt n of j's task to the watchdog and returns its
 // context.
 func (r *run) watch(j *job, n int, deadline time.Time) context.Context {
-	inner, cancel := context.WithCancelCause(r.ctx)
-	ctx := &attemptCtx{Context: inner, deadline: deadline}
+	ctx := newAttemptCtx(r.ctx, deadline)
 	j.mu.Lock()
-	j.inflight, j.n, j.ctx, j.cancel, j.deadline, j.ended, j.timedOut = true, n, ctx, cancel, deadline, time.Time{}, false
+	j.inflight, j.n, j.ctx, j.deadline, j.ended, j.timedOut = true, n, ctx, deadline, time.Time{}, false
 	j.mu.Unlock()
 	due := deadline
 	if r.ctx.Err() != nil {
@@ -93,7 +68,7 @@ func (j *job) unwatch() bool {
 	if abandoned {
 		return false
 	}
-	j.cancel(context.Canceled)
+	j.ctx.finish(endAttempt)
 	return true
 }
 
@@ -165,7 +140,7 @@ func (j *job) check(now time.Time) (time.Time, bool) {
 	}
 	if j.ended.IsZero() && !now.Before(j.deadline) {
 		j.ended, j.timedOut = now, true
-		j.cancel(context.DeadlineExceeded)
+		j.ctx.finish(endDeadline)
 	}
 	if j.ended.IsZero() {
 		return j.deadline, false
