@@ -9,29 +9,35 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// walk runs the plan on workers, goroutines of an errgroup.Group, at most
-// concurrency of them. There is no scheduler goroutine: a worker settles
-// its task under the run's lock and takes the next ready task itself,
-// waking an idle worker, or starting one while a place is free, for each
-// other task its task made ready. A worker with nothing to take while
-// tasks run waits for one rather than ending, so that a run starts few
-// goroutines, whose stacks have grown, and not one per task. In Phased
-// the tasks of a phase become ready when the phase before has settled: the
-// worker that settles its last task starts the next phase.
+// walk runs the plan on workers, goroutines of an errgroup.Group: in
+// Phased, each phase is a group of its own, limited by SetLimit to the
+// concurrency; in Eager one group holds every worker, at most concurrency
+// of them. There is no scheduler goroutine: a worker settles its task under
+// the run's lock and takes the next ready task itself, waking an idle
+// worker, or starting one while a place is free, for each other task its
+// task made ready. A worker with nothing to take while tasks of its group
+// run waits for one rather than ending, so that a run starts few
+// goroutines, not one per task. In Phased the tasks of a phase become
+// ready when the phase before has settled: the worker that settles its
+// last task starts the next phase and its group, and the workers of the
+// settled phase end.
 //
 // Agents run on the workers, and a watchdog ends attempts at their
 // deadline (see watchdog). A worker left behind in an agent that ignores
 // the end of its context cannot be waited for: the watchdog hands its
-// task, and its place, to a fresh goroutine, and the run no longer waits
-// for the group.
+// task, and its place, to a fresh goroutine outside the group, and the run
+// no longer waits for its groups. As each phase has a group of its own, a
+// stuck worker never holds a place of a later phase.
 func (r *run) walk() {
 	stop := context.AfterFunc(r.ctx, r.cancelled)
 	defer stop()
 	defer r.stopWatch()
-	var g errgroup.Group
 	done := make(chan struct{})
 	r.mu.Lock()
-	r.group, r.done, r.phase = &g, done, -1
+	r.done, r.phase = done, -1
+	if r.schedule == Eager {
+		r.join(new(errgroup.Group))
+	}
 	r.wakeup.L = &r.mu
 	now := time.Now()
 	r.advance(now)
@@ -48,8 +54,20 @@ func (r *run) walk() {
 	detached := r.detached
 	r.mu.Unlock()
 	if !detached {
-		_ = g.Wait()
+		for _, g := range r.groups {
+			_ = g.Wait() // the workers return no error
+		}
 	}
+}
+
+// join makes g the group new workers start in. The workers of the group
+// before, which are idle or about to end, retire. The caller holds mu.
+func (r *run) join(g *errgroup.Group) {
+	r.group = g
+	r.groups = append(r.groups, g)
+	r.gen++
+	r.inGroup, r.idle, r.waking = 0, 0, 0
+	r.wakeup.Broadcast()
 }
 
 // advance, in Phased, finishes the phase under way and starts the next one
@@ -69,6 +87,9 @@ func (r *run) advance(now time.Time) bool {
 			}
 			r.phase, r.begun = k, now
 			r.ready, r.head, r.byPhase[k] = r.byPhase[k], 0, nil
+			g := new(errgroup.Group)
+			g.SetLimit(r.concurrency)
+			r.join(g)
 			r.bus.emit(Event{Kind: EventPhaseStarted, Time: now, RunID: r.id, Phase: k})
 			return true
 		}
@@ -92,13 +113,14 @@ func (r *run) spawn(now time.Time) {
 		r.wakeup.Signal()
 		want--
 	}
-	for want -= r.idle; want > 0 && r.workers < r.concurrency; want-- {
+	for want -= r.idle; want > 0 && r.inGroup < r.concurrency; want-- {
 		i := r.take(now)
 		if i < 0 {
 			return
 		}
 		r.workers++
-		j := &job{}
+		r.inGroup++
+		j := &job{gen: r.gen}
 		r.enlist(j)
 		r.group.Go(func() error {
 			r.work(j, i)
@@ -151,7 +173,7 @@ func (r *run) finish(j *job, o *outcome) int {
 	now := time.Now()
 	r.settle(o, now)
 	r.running--
-	for !r.ended {
+	for !r.ended && j.gen == r.gen {
 		if i := r.take(now); i >= 0 {
 			r.spawn(now)
 			return i
@@ -160,16 +182,19 @@ func (r *run) finish(j *job, o *outcome) int {
 			// Tasks run that may make one ready.
 			r.idle++
 			r.wakeup.Wait()
-			if !r.ended {
+			if !r.ended && j.gen == r.gen {
 				r.waking--
 				now = time.Now()
 			}
 			continue
 		}
-		if !r.advance(now) {
-			r.ended = true
-			r.wakeup.Broadcast()
+		if r.advance(now) {
+			// The next phase runs in a group of its own.
+			r.spawn(now)
+			break
 		}
+		r.ended = true
+		r.wakeup.Broadcast()
 	}
 	r.dismiss(j)
 	if r.workers--; r.workers == 0 {

@@ -25,6 +25,7 @@ type job struct {
 	timedOut  bool      // the watchdog ended it at its deadline
 	abandoned bool      // the watchdog left it behind
 	slot      int       // the job's place in run.jobs
+	gen       int       // the group its worker belongs to: run.gen when it started
 }
 
 // carry is what a task's attempts carry from one to the next. It belongs

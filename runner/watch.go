@@ -159,7 +159,7 @@ func (j *job) check(now time.Time) (time.Time, bool) {
 func (r *run) abandon(j *job) {
 	r.dismiss(j)
 	r.detached = true
-	next := &job{carry: j.carry, timedOut: j.timedOut}
+	next := &job{carry: j.carry, timedOut: j.timedOut, gen: j.gen}
 	r.enlist(next)
 	err := fmt.Errorf("%w within %s: %w", ErrAbandoned, abandonGrace, context.Cause(j.ctx))
 	go r.resume(next, j.n, reply{err: err})
