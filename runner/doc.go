@@ -1,13 +1,17 @@
 // Package runner executes one plan: the PlanRunner of dagent.
 //
-// A Runner walks the plan's DAG under a concurrency limit, in one of two
-// schedules: Phased (the default) starts phase k+1 when every task of phase
-// k has settled; Eager starts a task as soon as its own dependencies have
-// settled — the same semantics with a lower makespan.
+// A [Runner] runs a checked plan, the [plan.DAG] that [plan.Plan.DAG] or
+// [Runner.Check] returns, reading its dependencies, reads and phases
+// rather than deriving them again, under a concurrency limit, in one of
+// two schedules: [Phased] (the default) runs each phase as an
+// errgroup.Group limited to the concurrency, and starts phase k+1 when
+// every task of phase k has settled; [Eager] starts a task as soon as its
+// own dependencies have settled — the same semantics with a lower
+// makespan.
 //
-// Each task runs on an agent.Agent: a Go agent given with WithAgent, a worker
-// of the trusted registry (WithRegistry), or an LLM sub-agent the plan
-// defines, built by the factory given with WithPlanAgents. Before the agent
+// Each task runs on an [agent.Agent]: a Go agent given with [WithAgent], a
+// worker of the trusted registry ([WithRegistry]), or an LLM sub-agent the
+// plan defines, built by the factory given with [WithPlanAgents]. Before the agent
 // runs, {{results.ID.path}} templates in the task's input are expanded and
 // its inputs slots are wired from upstream outputs. After every successful
 // attempt the task's verification predicate judges the output.
@@ -31,8 +35,8 @@
 // attempts finish and their results are kept, and a task waiting to retry
 // ends as if its retries were spent. A human_review task without a decision leaves the
 // run waiting, with its pending review and every result so far; running the
-// plan again with those results (WithInitialResults) and the decision
-// (WithReviews) resumes it without re-running anything that is done.
+// plan again with those results ([WithInitialResults]) and the decision
+// ([WithReviews]) resumes it without re-running anything that is done.
 //
 // Every state change is an Event delivered, in order, to the observers;
 // observers run on their own goroutines, so a slow one does not stall the

@@ -61,7 +61,7 @@ func (e *PanicError) Error() string {
 }
 
 // PredicateError is a verification predicate that does not compile. It
-// makes the plan invalid: errors.Is(err, plan.ErrInvalid) holds.
+// makes the plan invalid: errors.Is(err, [plan.ErrInvalid]) holds.
 type PredicateError struct {
 	TaskID string
 	Err    error
@@ -75,19 +75,3 @@ func (e *PredicateError) Unwrap() error { return e.Err }
 
 // Is makes a predicate that does not compile an invalid plan.
 func (e *PredicateError) Is(target error) bool { return target == plan.ErrInvalid }
-
-// SchemaError is a task's output_schema that is not a usable JSON Schema.
-// It makes the plan invalid: errors.Is(err, plan.ErrInvalid) holds.
-type SchemaError struct {
-	TaskID string
-	Err    error
-}
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("task %s: output_schema: %v", e.TaskID, e.Err)
-}
-
-func (e *SchemaError) Unwrap() error { return e.Err }
-
-// Is makes a schema that does not compile an invalid plan.
-func (e *SchemaError) Is(target error) bool { return target == plan.ErrInvalid }

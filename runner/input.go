@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // lookup follows a dotted path into JSON-shaped data: object keys, and
@@ -31,67 +31,6 @@ func lookup(v any, path string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-// text is how a value reads in a task's input: strings as they are, other
-// values as compact JSON.
-func text(v any) string {
-	switch s := v.(type) {
-	case string:
-		return s
-	case json.Number:
-		return s.String()
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// normalize makes an agent's output JSON-shaped, so that predicates, paths
-// and templates see maps and slices rather than Go structs. Output that is
-// JSON-shaped all the way down is kept as it is; anything else goes through
-// encoding/json once, numbers coming back as json.Number.
-func normalize(v any) (any, error) {
-	if jsonShaped(v) {
-		return v, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("output of type %T is not JSON-shaped: %w", v, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("output of type %T is not JSON-shaped: %w", v, err)
-	}
-	return out, nil
-}
-
-func jsonShaped(v any) bool {
-	switch c := v.(type) {
-	case nil, string, bool, json.Number, float64, int, int64:
-		return true
-	case map[string]any:
-		for _, x := range c {
-			if !jsonShaped(x) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		for _, x := range c {
-			if !jsonShaped(x) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // render expands the {{results.ID.path}} templates of task i's input:
@@ -123,7 +62,7 @@ func (r *run) render(i int) (string, map[string]any, error) {
 			return "", nil, fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
 		}
 		refs[key] = v
-		b.WriteString(text(v))
+		b.WriteString(jsonv.Text(v))
 	}
 	b.WriteString(in[last:])
 	return b.String(), refs, nil
@@ -155,7 +94,7 @@ func (r *run) wire(i int) (map[string]any, error) {
 // gateCheck fails a synthesis gate's output that says nothing: empty,
 // whitespace, {} or [], or under 10 bytes.
 func gateCheck(output any) string {
-	s := strings.TrimSpace(text(output))
+	s := strings.TrimSpace(jsonv.Text(output))
 	switch {
 	case s == "" || s == "{}" || s == "[]" || s == "null" || s == `""`:
 		return "the synthesis gate's output is empty"

@@ -46,7 +46,7 @@ const (
 )
 
 // PlanAgents builds the agent for an LLM sub-agent the plan defines (and for
-// plan.DefaultAgent, whose definition is the zero plan.Agent).
+// [plan.DefaultAgent], whose definition is the zero [plan.Agent]).
 type PlanAgents func(name string, def plan.Agent) (agent.Agent, error)
 
 // Option configures a Runner.

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/verify"
@@ -66,7 +66,7 @@ type binding struct {
 // checks are a task's compiled predicate and output schema.
 type checks struct {
 	pred   *verify.Predicate
-	schema *jsonschema.Schema
+	schema plan.Validator
 }
 
 // run is the state of one Run. Its scheduling state is guarded by mu; a
@@ -123,13 +123,15 @@ type run struct {
 	started time.Time
 }
 
-// Run executes p and returns its result. Failing tasks do not make Run
-// return an error: the result's Status and Err say how the run ended, and
-// every finished task's output is in it. Run returns an error and no result
-// when the run cannot start — an invalid plan (errors.Is(err,
-// plan.ErrInvalid)), a predicate that does not compile, an agent it cannot
-// run, an option it cannot use — and an error beside the result when ctx
-// ends the run or an observer panics.
+// Run executes the checked plan d — from [plan.Plan.DAG] or [Runner.Check]
+// — and returns its result; d's structure is not derived again. Failing
+// tasks do not make Run return an error: the result's Status and Err say
+// how the run ended, and every finished task's output is in it. Run
+// returns an error and no result when the run cannot start — a DAG whose
+// check found problems (d.Err(), matching [plan.ErrInvalid]), a predicate
+// that does not compile, an agent it cannot run, an option it cannot use —
+// and an error beside the result when ctx ends the run or an observer
+// panics.
 func (rn *Runner) Run(ctx context.Context, d *plan.DAG, opts ...RunOption) (*Result, error) {
 	var rc runConfig
 	for _, o := range opts {
@@ -262,7 +264,7 @@ func (r *run) seed(rc runConfig) error {
 		}
 		// Outputs given as Go values are made JSON-shaped like an agent's,
 		// so that paths, templates and predicates can read them.
-		out, err := normalize(rc.initial[id])
+		out, err := jsonv.Normalize(rc.initial[id])
 		if err != nil {
 			return fmt.Errorf("%w: initial result for %q: %w", ErrInvalidOption, id, err)
 		}
@@ -285,7 +287,7 @@ func (r *run) seed(rc runConfig) error {
 	return nil
 }
 
-// bind compiles the predicates and schemas and finds the agent and timeout
+// bind compiles the predicates, takes the schemas the check compiled, and finds the agent and timeout
 // of every task that is to run.
 func (r *run) bind() error {
 	type key struct {
@@ -297,7 +299,7 @@ func (r *run) bind() error {
 	var (
 		last    *binding // tasks in a row mostly share one
 		lastKey key
-		bad     []error // every predicate and schema that does not compile, reported at once
+		bad     []error // every predicate that does not compile, reported at once
 	)
 	for i := range r.p.Tasks {
 		t, st := &r.p.Tasks[i], &r.state[i]
@@ -313,14 +315,8 @@ func (r *run) bind() error {
 			}
 			c.pred = pred
 		}
-		if len(t.OutputSchema) > 0 {
-			sch, err := compileSchema(t.OutputSchema)
-			if err != nil {
-				bad = append(bad, &SchemaError{TaskID: t.ID, Err: err})
-				continue
-			}
-			c.schema = sch
-		}
+		// The check compiled the output schema; the DAG keeps it.
+		c.schema = r.d.OutputValidator(i)
 		if c != (checks{}) {
 			st.check = &checks{pred: c.pred, schema: c.schema}
 		}

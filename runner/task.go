@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
 )
@@ -202,7 +203,7 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 	if err != nil {
 		return reply{usage: res.Usage, err: err}, true
 	}
-	out, err := normalize(res.Output)
+	out, err := jsonv.Normalize(res.Output)
 	return reply{output: out, usage: res.Usage, err: err}, true
 }
 
@@ -225,7 +226,7 @@ func (r *run) judge(j *job, attempt int, output any) (failure, bool) {
 	}
 	if c.schema != nil {
 		if err := c.schema.Validate(output); err != nil {
-			diag := "the output does not match the task's output_schema: " + schemaProblems(err)
+			diag := "the output does not match the task's output_schema: " + err.Error()
 			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrOutputSchema, diag), diagnosis: diag, output: output, verdict: true}, false
 		}
 	}
@@ -294,7 +295,7 @@ func (r *run) review(j *job) outcome {
 		}
 		return r.fail(o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t)
 	}
-	output, err := normalize(d.Output)
+	output, err := jsonv.Normalize(d.Output)
 	if err != nil {
 		return r.fail(o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t)
 	}
