@@ -123,6 +123,7 @@ func (r *run) spawn(now time.Time) {
 		j := &job{gen: r.gen}
 		r.enlist(j)
 		r.group.Go(func() error {
+			growStack(0)
 			r.work(j, i)
 			return nil
 		})
@@ -321,4 +322,19 @@ func (r *run) depends(i int) (map[string]any, []string) {
 		}
 	}
 	return out, skipped
+}
+
+// workerStack is about the stack a worker's calls reach: a task's
+// attempt, its agent and its settling.
+const workerStack = 16 << 10
+
+// growStack makes a fresh worker's stack workerStack deep at once, while
+// it holds nothing to copy: grown a little at a time as the first task's
+// calls deepen, it would be copied three times over, which costs more
+// than the task when agents are quick.
+//
+//go:noinline
+func growStack(i int) byte {
+	var pad [workerStack]byte
+	return pad[i]
 }
