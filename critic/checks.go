@@ -2,10 +2,13 @@ package critic
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dagent-dev/dagent/internal/edit"
 	"github.com/dagent-dev/dagent/plan"
@@ -61,7 +64,8 @@ type reviewer struct {
 	p       *plan.Plan
 	d       *plan.DAG // nil when the plan's structure is not sound
 	c       config
-	catalog bool // workers were checked against a catalog
+	catalog bool                           // workers were checked against a catalog
+	checked map[string][]verify.Diagnostic // per predicate, what checking it found
 	issues  []Issue
 	index   map[string]int
 }
@@ -191,7 +195,31 @@ func (r *reviewer) compilePredicates() {
 			srcs = append(srcs, src)
 		}
 	}
-	r.c.predicates.CompileAll(srcs)
+	if r.c.predicates != nil {
+		r.c.predicates.CompileAll(srcs)
+		return
+	}
+	r.checked = make(map[string][]verify.Diagnostic)
+	var distinct []string
+	for _, src := range srcs {
+		if _, ok := r.checked[src]; !ok {
+			r.checked[src] = nil
+			distinct = append(distinct, src)
+		}
+	}
+	diags := make([][]verify.Diagnostic, len(distinct))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, src := range distinct {
+		g.Go(func() error {
+			diags[k] = verify.Check(src)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines return no error
+	for k, src := range distinct {
+		r.checked[src] = diags[k]
+	}
 }
 
 // predicate reports what checking the task's predicate found.
@@ -200,7 +228,11 @@ func (r *reviewer) predicate(i int) {
 	if src == "" {
 		return
 	}
-	for _, d := range r.c.predicates.Check(src) {
+	diags := r.checked[src]
+	if r.c.predicates != nil {
+		diags = r.c.predicates.Check(src)
+	}
+	for _, d := range diags {
 		if d.Severity == verify.SeverityError {
 			r.add(i, CheckInvalidPredicate, Critical, "verification", fmt.Sprintf("the predicate does not compile: %s: %s", d.Pos, d.Message))
 		} else {
@@ -268,9 +300,15 @@ func (r *reviewer) flow(i int) {
 		return
 	}
 	used := make(map[string]bool, len(t.DependsOn))
-	isTask := func(id string) bool { _, ok := r.index[id]; return ok }
-	for ref := range plan.ResultRefs(t.Input, isTask) {
-		used[ref.Task] = true
+	if r.d != nil {
+		for _, ref := range r.d.Refs(i) {
+			used[ref.Task] = true
+		}
+	} else {
+		isTask := func(id string) bool { _, ok := r.index[id]; return ok }
+		for ref := range plan.ResultRefs(t.Input, isTask) {
+			used[ref.Task] = true
+		}
 	}
 	for _, in := range t.Inputs {
 		used[in.From] = true

@@ -52,8 +52,9 @@ func WithLimits(l plan.Limits) Option {
 
 // WithPredicates compiles the plan's predicates in s, so that a runner
 // handed the same set evaluates the compilations the review checked, and a
-// repaired plan recompiles only its new predicates. Default: a set of the
-// review's own.
+// repaired plan recompiles only its new predicates. Without it, the review
+// keeps what checking each predicate found, not the compiled programs, as
+// nothing will evaluate them.
 func WithPredicates(s *verify.Set) Option {
 	return func(c *config) { c.predicates = s }
 }
@@ -62,9 +63,6 @@ func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		o(&c)
-	}
-	if c.predicates == nil {
-		c.predicates = verify.NewSet()
 	}
 	return c
 }

@@ -53,9 +53,27 @@ func (s *Set) Check(src string) []Diagnostic {
 // over GOMAXPROCS goroutines, and returns when all are compiled. Their
 // errors are left for [Compile] and [Check] to report.
 func (s *Set) CompileAll(srcs []string) {
+	// Plans repeat predicates: only the sources new to the set, each once,
+	// get a goroutine.
+	var todo []string
+	if s == nil {
+		todo = srcs
+	} else {
+		s.mu.Lock()
+		for _, src := range srcs {
+			if _, ok := s.m[src]; !ok {
+				if s.m == nil {
+					s.m = make(map[string]*compiled)
+				}
+				s.m[src] = &compiled{}
+				todo = append(todo, src)
+			}
+		}
+		s.mu.Unlock()
+	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, src := range srcs {
+	for _, src := range todo {
 		g.Go(func() error {
 			s.get(src)
 			return nil
