@@ -212,7 +212,7 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 	for i := range p.Tasks {
 		r.state[i].res.ID, r.state[i].res.Status = p.Tasks[i].ID, TaskPending
 	}
-	if err := r.seed(rc); err != nil {
+	if err := r.preset(rc); err != nil {
 		return nil, err
 	}
 	if err := r.bind(); err != nil {
@@ -255,8 +255,8 @@ func (r *run) idempotencyKey(i, n int) string {
 	return r.id + "/" + r.state[i].res.ID + "/" + strconv.Itoa(n)
 }
 
-// seed applies the initial results and the review decisions.
-func (r *run) seed(rc runConfig) error {
+// preset applies the initial results and the review decisions.
+func (r *run) preset(rc runConfig) error {
 	for _, id := range slices.Sorted(maps.Keys(rc.initial)) {
 		i, ok := r.d.Index(id)
 		if !ok {
