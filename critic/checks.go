@@ -67,7 +67,17 @@ type reviewer struct {
 	catalog bool                           // workers were checked against a catalog
 	checked map[string][]verify.Diagnostic // per predicate, what checking it found
 	issues  []Issue
-	index   map[string]int
+	index   map[string]int // when d is nil: id → the first task with it
+}
+
+// task returns the index of the first task with id: the DAG's index, or
+// the review's own for a plan whose structure is not sound.
+func (r *reviewer) task(id string) (int, bool) {
+	if r.d != nil {
+		return r.d.Index(id)
+	}
+	i, ok := r.index[id]
+	return i, ok
 }
 
 func (r *reviewer) add(task int, check string, sev Severity, field, msg string) {
@@ -98,9 +108,12 @@ func (r *reviewer) run(checked error) {
 	}
 }
 
-// buildIndex maps ids to the first task with each: the DAG's index when
-// there is one.
+// buildIndex maps ids to the first task with each, for a plan that has no
+// DAG to read its index from.
 func (r *reviewer) buildIndex() {
+	if r.d != nil {
+		return
+	}
 	r.index = make(map[string]int, len(r.p.Tasks))
 	for i := range r.p.Tasks {
 		if _, dup := r.index[r.p.Tasks[i].ID]; !dup {
@@ -162,7 +175,7 @@ func (r *reviewer) unknownKeys() {
 	for _, u := range r.p.Unknown {
 		i := -1
 		if u.TaskID != "" {
-			if j, ok := r.index[u.TaskID]; ok {
+			if j, ok := r.task(u.TaskID); ok {
 				i = j
 			}
 		}
@@ -271,7 +284,7 @@ func (r *reviewer) optimism(i int) {
 		return
 	}
 	// Templates name other tasks' results, not operations.
-	isTask := func(id string) bool { _, ok := r.index[id]; return ok }
+	isTask := func(id string) bool { _, ok := r.task(id); return ok }
 	text := t.Input
 	for ref := range plan.ResultRefs(t.Input, isTask) {
 		text = strings.Replace(text, t.Input[ref.Start:ref.End], " ", 1)
@@ -305,7 +318,7 @@ func (r *reviewer) flow(i int) {
 			used[ref.Task] = true
 		}
 	} else {
-		isTask := func(id string) bool { _, ok := r.index[id]; return ok }
+		isTask := func(id string) bool { _, ok := r.task(id); return ok }
 		for ref := range plan.ResultRefs(t.Input, isTask) {
 			used[ref.Task] = true
 		}
@@ -317,7 +330,7 @@ func (r *reviewer) flow(i int) {
 	// itself are critical problems of their own.
 	deps, exempt := dedupe(t.DependsOn), 0
 	for _, d := range deps {
-		if j, ok := r.index[d]; !ok || d == t.ID || r.p.Tasks[j].Type == plan.TypeHumanReview {
+		if j, ok := r.task(d); !ok || d == t.ID || r.p.Tasks[j].Type == plan.TypeHumanReview {
 			used[d] = true
 			exempt++
 		}
@@ -379,11 +392,12 @@ func (r *reviewer) phases() {
 	gateAfter := make([]bool, len(phases)) // a gate in a phase after k
 	for k := len(phases) - 2; k >= 0; k-- {
 		gateAfter[k] = gateAfter[k+1] || slices.ContainsFunc(phases[k+1], func(id string) bool {
-			return r.p.Tasks[r.index[id]].Type == plan.TypeSynthesisGate
+			i, _ := r.d.Index(id)
+			return r.p.Tasks[i].Type == plan.TypeSynthesisGate
 		})
 	}
 	for k, phase := range phases {
-		first := r.index[phase[0]]
+		first, _ := r.d.Index(phase[0])
 		if len(phase) > MaxParallel {
 			r.add(first, CheckParallelExplosion, Critical, "",
 				fmt.Sprintf("phase %d runs %d tasks in parallel, more than %d", k, len(phase), MaxParallel))
@@ -400,7 +414,7 @@ func (r *reviewer) phases() {
 	for k, phase := range phases[:last] {
 		for _, id := range phase {
 			if i, _ := r.d.Index(id); len(r.d.Dependents(i)) == 0 {
-				r.add(r.index[id], CheckOrphanTask, Info, "",
+				r.add(i, CheckOrphanTask, Info, "",
 					fmt.Sprintf("nothing depends on the task, yet it runs in phase %d, before the last phase %d: its result is never used", k, last))
 			}
 		}
