@@ -32,7 +32,9 @@ func (c *config) planOptions() []plan.Option {
 // *registry.Registry is one: tasks must name workers it has
 // (unknown_worker), inputs must read the slots they declare
 // (undeclared_slot), and agents the plan defines may use only its tools
-// (unknown_tool). Without it, workers and tools are not checked.
+// (unknown_tool). Without it, workers and tools are not checked; a catalog
+// that has nothing, such as a nil *registry.Registry, makes every worker
+// and tool unknown.
 func WithCatalog(c plan.Catalog) Option {
 	return func(cfg *config) { cfg.catalog = c }
 }

@@ -148,6 +148,9 @@ type Catalog interface {
 // the catalog only about the names the plan uses, each name once, from the
 // calling goroutine. Workers named by [WithWorkers] and [WithWorkerOutputs]
 // count as well; for a worker's slots, [WithWorkerOutputs] comes first.
+//
+// A catalog that has nothing — a nil *registry.Registry is one — makes
+// every worker and tool unknown; to check neither, give no catalog.
 func WithCatalog(cat Catalog) Option {
 	return func(c *config) { c.catalog = cat }
 }
