@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/internal/golden"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,6 +27,30 @@ const (
 	// warningPlan has a warning and nothing worse; infoPlan an info only.
 	warningPlan = `{"tasks": [{"id": "a", "input": "Write an outline.", "on_failure": "retry", "max_retries": 0}]}`
 	infoPlan    = `{"tasks": [{"id": "a", "input": "Write an outline."}, {"id": "b", "input": "Expand {{results.a}}.", "depends_on": ["a"]}, {"id": "c", "input": "Pick a title."}]}`
+)
+
+// The --format json document, as a consumer decodes it.
+type (
+	lintJSONDoc struct {
+		Files []lintJSONFile `json:"files"`
+	}
+	lintJSONFile struct {
+		Path            string          `json:"path"`
+		Score           int             `json:"score"`
+		Summary         string          `json:"summary"`
+		Issues          []lintJSONIssue `json:"issues"`
+		Recommendations []string        `json:"recommendations"`
+	}
+	lintJSONIssue struct {
+		Check          string          `json:"check"`
+		Severity       critic.Severity `json:"severity"`
+		TaskID         string          `json:"task_id"`
+		Field          string          `json:"field"`
+		Message        string          `json:"message"`
+		Recommendation string          `json:"recommendation"`
+		Line           int             `json:"line"`
+		Column         int             `json:"column"`
+	}
 )
 
 // lintJSONOut runs dagent lint --format json and decodes its output.
@@ -276,16 +298,6 @@ func TestLintText(t *testing.T) {
 	assert.Regexp(t, `(?m)^    16:5 +critical  unknown_agent +agent: agent "summarizer" is not defined`, stdout)
 	assert.Regexp(t, `(?m)^ {40}Define the agent in the plan's agents`, stdout, "the recommendation is indented below the message")
 
-	// Colour: the severities only.
-	files := []lintFile{{path: "p.json", report: critic.ReviewSource([]byte(`{"tasks": [{"id": "a", "agent": "ghost", "on_failure": "retry", "max_retries": 0}, {"id": "b", "input": "x"}, {"id": "c", "depends_on": ["b"]}]}`))}}
-	var buf bytes.Buffer
-	writeLintText(&buf, files, true)
-	assert.Contains(t, buf.String(), "\x1b[31mcritical\x1b[0m  ")
-	assert.Contains(t, buf.String(), "\x1b[33mwarning\x1b[0m   ")
-	assert.Contains(t, buf.String(), "\x1b[34minfo\x1b[0m      ")
-	var plain bytes.Buffer
-	writeLintText(&plain, files, false)
-	assert.Equal(t, plain.String(), regexp.MustCompile("\x1b\\[[0-9]*m").ReplaceAllString(buf.String(), ""), "colour changes nothing else")
 }
 
 func TestLintUseColor(t *testing.T) {
@@ -312,9 +324,6 @@ func TestLintUseColor(t *testing.T) {
 }
 
 func TestLintGitHub(t *testing.T) {
-	assert.Equal(t, "100%25 done%0Aline 2%0D: a, b", githubData("100% done\nline 2\r: a, b"))
-	assert.Equal(t, "a%3Ab%2Cc%25d%0Ae%0D", githubProperty("a:b,c%d\ne\r"))
-
 	// A file name with the characters properties escape.
 	dir := writeFiles(t, map[string]string{"a,b:c%.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
 	wd, err := os.Getwd()
@@ -337,112 +346,34 @@ func TestLintGitHub(t *testing.T) {
 	assert.Contains(t, stdout, "task a%0Ab: verification")
 }
 
-// sarifSchema compiles the official SARIF 2.1.0 JSON schema (OASIS,
-// errata01), testdata/sarif-schema-2.1.0.json. It was taken verbatim from
-// the Go module github.com/owenrumney/go-sarif/v3 v3.3.1
-// (pkg/report/v210/sarif/schema.go, a public-domain module that embeds the
-// schema as a string), fetched with `go mod download` through the Go module
-// proxy; its "id" is
-// https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json.
-func sarifSchemaFor(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	require.NoError(t, err)
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const id = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-	require.NoError(t, c.AddResource(id, doc))
-	sch, err := c.Compile(id)
-	require.NoError(t, err)
-	return sch
-}
-
-func validateSARIF(t *testing.T, sch *jsonschema.Schema, doc string) error {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
-	require.NoError(t, err, doc)
-	return sch.Validate(inst)
-}
-
-func TestLintSARIFSchema(t *testing.T) {
-	sch := sarifSchemaFor(t)
-	abs, err := filepath.Abs(mixedPlan)
-	require.NoError(t, err)
-	outside := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
-	mixed, err := os.ReadFile(mixedPlan)
-	require.NoError(t, err)
-	cases := map[string][]string{
-		"fixed set":          lintSet,
-		"good plan only":     {"testdata/lint/good.json"},
-		"absolute path":      {abs},
-		"outside the tree":   {filepath.Join(outside, "my plan.json")},
-		"standard input":     {"-"},
-		"with a registry":    {"--registry", lintRegistry, mixedPlan},
-		"every plan problem": {"testdata/lint/*.json", "testdata/lint/not-a-plan.txt"},
-	}
-	for name, args := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, stdout, stderr := dagent(t, string(mixed), append([]string{"lint", "-f", "sarif", "--fail-on", "never"}, args...)...)
-			require.Empty(t, stderr)
-			require.NoError(t, validateSARIF(t, sch, stdout))
-		})
-	}
-}
-
-func TestLintSARIFSchemaRejectsBrokenLogs(t *testing.T) {
-	sch := sarifSchemaFor(t)
-	_, good, _ := dagent(t, "", append([]string{"lint", "-f", "sarif"}, lintSet...)...)
-	require.NoError(t, validateSARIF(t, sch, good))
-
-	broken := map[string]func(doc map[string]any){
-		"no version":          func(doc map[string]any) { delete(doc, "version") },
-		"wrong version":       func(doc map[string]any) { doc["version"] = "2.0.0" },
-		"unknown top-level":   func(doc map[string]any) { doc["frobnicate"] = true },
-		"no tool":             func(doc map[string]any) { delete(sarifRunOf(doc), "tool") },
-		"no driver name":      func(doc map[string]any) { delete(sarifDriverOf(doc), "name") },
-		"severity as a level": func(doc map[string]any) { sarifResultOf(doc)["level"] = "critical" },
-		"line 0":              func(doc map[string]any) { sarifRegionOf(doc)["startLine"] = 0 },
-		"message not object":  func(doc map[string]any) { sarifResultOf(doc)["message"] = "text" },
-		"bad column kind":     func(doc map[string]any) { sarifRunOf(doc)["columnKind"] = "bytes" },
-	}
-	for name, breakIt := range broken {
-		t.Run(name, func(t *testing.T) {
-			var doc map[string]any
-			require.NoError(t, json.Unmarshal([]byte(good), &doc))
-			breakIt(doc)
-			b, err := json.Marshal(doc)
-			require.NoError(t, err)
-			assert.Error(t, validateSARIF(t, sch, string(b)))
-		})
-	}
-}
-
-func sarifRunOf(doc map[string]any) map[string]any {
-	return doc["runs"].([]any)[0].(map[string]any)
-}
-
-func sarifDriverOf(doc map[string]any) map[string]any {
-	return sarifRunOf(doc)["tool"].(map[string]any)["driver"].(map[string]any)
-}
-
-func sarifResultOf(doc map[string]any) map[string]any {
-	return sarifRunOf(doc)["results"].([]any)[0].(map[string]any)
-}
-
-func sarifRegionOf(doc map[string]any) map[string]any {
-	loc := sarifResultOf(doc)["locations"].([]any)[0].(map[string]any)
-	return loc["physicalLocation"].(map[string]any)["region"].(map[string]any)
+// The SARIF format itself is tested in critic/report; these check what
+// the command gives it: its version and the working directory as the root.
+type lintSARIFLog struct {
+	Runs []struct {
+		Tool struct {
+			Driver struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"driver"`
+		} `json:"tool"`
+		Results []struct {
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct {
+						URI string `json:"uri"`
+					} `json:"artifactLocation"`
+				} `json:"physicalLocation"`
+			} `json:"locations"`
+		} `json:"results"`
+	} `json:"runs"`
 }
 
 // sarifOut runs dagent lint --format sarif and decodes its output.
-func sarifOut(t *testing.T, stdin string, args ...string) sarifLog {
+func sarifOut(t *testing.T, stdin string, args ...string) lintSARIFLog {
 	t.Helper()
 	_, stdout, stderr := dagent(t, stdin, append([]string{"lint", "-f", "sarif"}, args...)...)
 	require.Empty(t, stderr)
-	var doc sarifLog
+	var doc lintSARIFLog
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	return doc
 }
@@ -450,49 +381,17 @@ func sarifOut(t *testing.T, stdin string, args ...string) sarifLog {
 func TestLintSARIF(t *testing.T) {
 	doc := sarifOut(t, "", lintSet...)
 	require.Len(t, doc.Runs, 1)
-	run := doc.Runs[0]
-	assert.Equal(t, "dagent", run.Tool.Driver.Name)
-	assert.Equal(t, buildVersion(), run.Tool.Driver.Version, "the version `dagent version` prints")
-
-	// One rule per check found, each result pointing at its rule.
-	var found []string
-	for _, r := range run.Results {
-		if !slices.Contains(found, r.RuleID) {
-			found = append(found, r.RuleID)
-		}
-		require.Less(t, r.RuleIndex, len(run.Tool.Driver.Rules))
-		assert.Equal(t, r.RuleID, run.Tool.Driver.Rules[r.RuleIndex].ID)
-		require.Len(t, r.Locations, 1)
-		assert.GreaterOrEqual(t, r.Locations[0].PhysicalLocation.Region.StartLine, 1, "GitHub requires a region")
-		assert.Len(t, r.PartialFingerprints[sarifFingerprint], 32)
-	}
-	var rules []string
-	for _, r := range run.Tool.Driver.Rules {
-		rules = append(rules, r.ID)
-		assert.NotEmpty(t, r.Help.Text)
-		assert.NotEmpty(t, r.Help.Markdown)
-	}
-	assert.ElementsMatch(t, found, rules)
-	levels := map[string]string{}
-	for _, r := range run.Results {
-		levels[r.RuleID] = r.Level
-	}
-	assert.Equal(t, map[string]string{"unknown_key": "warning", "optimism_bias": "warning", "unknown_agent": "error", "disconnected_flow": "note", "no_json": "error"}, levels)
-
-	// No issue: an empty list of results and rules, not null.
-	_, stdout, _ := dagent(t, "", "lint", "-f", "sarif", "testdata/lint/good.json")
-	assert.Contains(t, stdout, `"results": []`)
-	assert.Contains(t, stdout, `"rules": []`)
+	assert.Equal(t, "dagent", doc.Runs[0].Tool.Driver.Name)
+	assert.Equal(t, buildVersion(), doc.Runs[0].Tool.Driver.Version, "the version `dagent version` prints")
 }
 
 func TestLintSARIFURIs(t *testing.T) {
-	uriOf := func(doc sarifLog) string {
+	uriOf := func(doc lintSARIFLog) string {
 		return doc.Runs[0].Results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI
 	}
 	abs, err := filepath.Abs(mixedPlan)
 	require.NoError(t, err)
 	assert.Equal(t, "testdata/lint/mixed.json", uriOf(sarifOut(t, "", abs)), "an absolute path inside the working directory becomes relative")
-	assert.Equal(t, "testdata/lint/mixed.json", uriOf(sarifOut(t, "", "./testdata//lint/../lint/mixed.json")), "paths are cleaned")
 
 	dir := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
 	assert.Equal(t, "file://"+filepath.ToSlash(dir)+"/my%20plan.json", uriOf(sarifOut(t, "", filepath.Join(dir, "my plan.json"))), "outside the working directory: a file URI")
@@ -503,44 +402,6 @@ func TestLintSARIFURIs(t *testing.T) {
 	uri := uriOf(sarifOut(t, "", "my plan.json"))
 	t.Chdir(wd)
 	assert.Equal(t, "my%20plan.json", uri, "URIs are escaped")
-}
-
-func TestLintSARIFFingerprints(t *testing.T) {
-	mixed, err := os.ReadFile(mixedPlan)
-	require.NoError(t, err)
-	prints := func(src string) map[string]int {
-		out := map[string]int{}
-		for _, r := range sarifOut(t, src, "-").Runs[0].Results {
-			out[r.PartialFingerprints[sarifFingerprint]] = r.Locations[0].PhysicalLocation.Region.StartLine
-		}
-		return out
-	}
-	before := prints(string(mixed))
-	after := prints("\n\n\n" + string(mixed))
-	require.Len(t, before, 5, "every issue has its own fingerprint")
-	for fp, line := range before {
-		assert.Equal(t, line+3, after[fp], "the fingerprint does not change when lines move")
-	}
-	// It changes with the file.
-	dir := writeFiles(t, map[string]string{"other.json": string(mixed)})
-	for _, r := range sarifOut(t, "", filepath.Join(dir, "other.json")).Runs[0].Results {
-		assert.NotContains(t, before, r.PartialFingerprints[sarifFingerprint])
-	}
-}
-
-func TestLintSARIFUnknownCheck(t *testing.T) {
-	files := []lintFile{{path: "p.json", report: critic.Report{Issues: []critic.Issue{
-		{Check: "llm_review", Severity: critic.Info, Message: "a"},
-		{Check: "llm_review", Severity: critic.Warning, Message: "b"},
-	}}}}
-	var buf bytes.Buffer
-	require.NoError(t, writeSARIF(&buf, files))
-	require.NoError(t, validateSARIF(t, sarifSchemaFor(t), buf.String()))
-	var doc sarifLog
-	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
-	rule := doc.Runs[0].Tool.Driver.Rules[0]
-	assert.Equal(t, "llm_review", rule.ID)
-	assert.Equal(t, "warning", rule.DefaultConfiguration.Level, "the worst severity it was found with")
 }
 
 func TestLintHelp(t *testing.T) {
