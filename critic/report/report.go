@@ -23,7 +23,8 @@ import (
 // JSON and SARIF formats keep it as it is.
 const Stdin = "-"
 
-// File is the review of one plan file.
+// File is the review of one plan file. The zero File is a file with no
+// name and no issues.
 type File struct {
 	// Path names the file as the caller gave it: a relative or absolute
 	// path, or [Stdin].
@@ -32,7 +33,7 @@ type File struct {
 	Report critic.Report
 }
 
-// Format is an output format of [Write].
+// Format is an output format of [Write]. The zero Format is none of them.
 type Format string
 
 // The formats [Write] prints.
@@ -68,8 +69,8 @@ func ParseFormat(s string) (Format, error) {
 }
 
 // Options tune [Write]. The zero value prints text without colour,
-// leaves paths as they are and describes the tool as dagent without a
-// version.
+// leaves absolute paths absolute and describes the tool as dagent without
+// a version.
 type Options struct {
 	// Colour colours the severities of the text format with ANSI escapes.
 	// Whether the output is a terminal that wants colour is the caller's
@@ -83,7 +84,8 @@ type Options struct {
 	Tool Tool
 }
 
-// Tool is the SARIF log's driver: the tool that produced the reports.
+// Tool is the SARIF log's driver: the tool that produced the reports. The
+// zero Tool is dagent without a version.
 type Tool struct {
 	// Name is the tool's name; empty is "dagent".
 	Name string
