@@ -12,6 +12,7 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
@@ -59,7 +60,7 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 			if a.progress.announce != nil {
 				a.progress.announce()
 			}
-			fmt.Fprintf(out, "planned %s in %s\n", plural(len(p.Tasks), "task"), plural(res.Attempts, "attempt"))
+			fmt.Fprintf(out, "planned %s in %s\n", prose.Plural(len(p.Tasks), "task"), prose.Plural(res.Attempts, "attempt"))
 		}
 	}
 	last := &lastRun{}
@@ -79,7 +80,7 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 	var refused *executor.RefusedError
 	if errors.As(err, &refused) {
 		rep := refused.Report
-		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
+		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, prose.Plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
 		return nil, exitCode(exitInvalid)
 	}
 	if res == nil || err != nil && res.ExecutionAttempts == 0 {
@@ -151,7 +152,7 @@ func (a *announcer) Replan(ctx context.Context, mission string, completed map[st
 	case err != nil:
 		a.progress.note(fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", f.TaskID, why, oneLine(err.Error(), 200)))
 	case res != nil && res.Plan != nil:
-		a.progress.note(fmt.Sprintf("replan %d after %s failed (%s): %s added", len(history)+1, f.TaskID, why, plural(metaplanner.NewTasks(f.Plan, res.Plan), "task")))
+		a.progress.note(fmt.Sprintf("replan %d after %s failed (%s): %s added", len(history)+1, f.TaskID, why, prose.Plural(metaplanner.NewTasks(f.Plan, res.Plan), "task")))
 	}
 	return res, err
 }

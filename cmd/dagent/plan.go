@@ -13,6 +13,7 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
@@ -152,7 +153,7 @@ func settlePlanning(cmd *cobra.Command, res *metaplanner.Result, err error, form
 	var pe *metaplanner.PlanError
 	switch {
 	case errors.As(err, &pe):
-		writeFindings(errOut, fmt.Sprintf("dagent: no valid plan after %s; the findings of the last answer:", plural(pe.Attempts, "attempt")), pe.Report, critic.Critical)
+		writeFindings(errOut, fmt.Sprintf("dagent: no valid plan after %s; the findings of the last answer:", prose.Plural(pe.Attempts, "attempt")), pe.Report, critic.Critical)
 		if format == "json" {
 			if err := writePlanningJSON(out, res, err); err != nil {
 				return err
@@ -204,9 +205,9 @@ func writeFindings(w io.Writer, header string, rep critic.Report, min critic.Sev
 		if !is.Severity.AtLeast(min) {
 			continue
 		}
-		fmt.Fprintln(w, flatLine(is.String()))
+		fmt.Fprintln(w, prose.OneLine(is.String()))
 		if is.Recommendation != "" {
-			fmt.Fprintln(w, "  fix: "+flatLine(is.Recommendation))
+			fmt.Fprintln(w, "  fix: "+prose.OneLine(is.Recommendation))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -126,7 +127,7 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra)
 	}
 	after, and := "", ""
 	if x.replans > 0 {
-		after, and = " after "+plural(x.replans, "replan"), " and "+plural(x.replans, "replan")
+		after, and = " after "+prose.Plural(x.replans, "replan"), " and "+prose.Plural(x.replans, "replan")
 	}
 	switch res.Status {
 	case runner.StatusCompleted:

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -166,10 +167,10 @@ func replayRun(cmd *cobra.Command, id string, db dbFlags, format string) error {
 
 func writeReplay(w interface{ Write([]byte) (int, error) }, rec *store.Record, doc jsonReplay) error {
 	if doc.Identical {
-		_, err := fmt.Fprintf(w, "replay of run %s: identical (%s, %s replayed)\n", rec.ID, doc.Status, plural(len(rec.Exchanges), "LLM exchange"))
+		_, err := fmt.Fprintf(w, "replay of run %s: identical (%s, %s replayed)\n", rec.ID, doc.Status, prose.Plural(len(rec.Exchanges), "LLM exchange"))
 		return err
 	}
-	fmt.Fprintf(w, "replay of run %s diverged (%s):\n", rec.ID, plural(len(doc.Differences), "difference"))
+	fmt.Fprintf(w, "replay of run %s diverged (%s):\n", rec.ID, prose.Plural(len(doc.Differences), "difference"))
 	for _, d := range doc.Differences {
 		fmt.Fprintf(w, "  - %s\n", d)
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
@@ -226,7 +227,7 @@ func writeShow(w io.Writer, rec *store.Record) error {
 		fmt.Fprintf(tw, "error\t%s\n", oneLine(rec.Error, 200))
 	}
 	if n := len(rec.Exchanges); n > 0 {
-		fmt.Fprintf(tw, "llm\t%s recorded\n", plural(n, "exchange"))
+		fmt.Fprintf(tw, "llm\t%s recorded\n", prose.Plural(n, "exchange"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

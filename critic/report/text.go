@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/prose"
 )
 
 // ANSI colours of the severities in the text format.
@@ -66,9 +67,9 @@ func writeText(w io.Writer, files []File, colour bool) error {
 				if is.Field != "" {
 					msg = is.Field + ": " + msg
 				}
-				out.printf("    %-*s  %s  %-*s  %s\n", posWidth, is.Pos, sev, checkWidth, is.Check, flatLine(msg))
+				out.printf("    %-*s  %s  %-*s  %s\n", posWidth, is.Pos, sev, checkWidth, is.Check, prose.OneLine(msg))
 				if is.Recommendation != "" {
-					out.printf("%s%s\n", indent, flatLine(is.Recommendation))
+					out.printf("%s%s\n", indent, prose.OneLine(is.Recommendation))
 				}
 			}
 		}
@@ -82,7 +83,7 @@ func writeText(w io.Writer, files []File, colour bool) error {
 	if len(files) > 0 {
 		out.printf("\n")
 	}
-	out.printf("%s, %d critical, %s, %d info\n", plural(len(files), "file"), crit, plural(warn, "warning"), info)
+	out.printf("%s, %d critical, %s, %d info\n", prose.Plural(len(files), "file"), crit, prose.Plural(warn, "warning"), info)
 	return out.err
 }
 
@@ -113,20 +114,4 @@ func groupByTask(issues []critic.Issue) [][]critic.Issue {
 		groups[k] = append(groups[k], is)
 	}
 	return groups
-}
-
-// flatLine keeps a message on its line: a task id or a JSON error can
-// hold a newline, which would break the layout.
-func flatLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

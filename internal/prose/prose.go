@@ -1,0 +1,25 @@
+// Package prose formats counts and messages for people reading a
+// terminal or a report.
+package prose
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Plural counts n of word: "1 task", "3 tasks". The plural adds an s.
+func Plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// OneLine puts s on one line: each line break becomes a space, so that a
+// message from a plan or a model cannot break a line-oriented report.
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
