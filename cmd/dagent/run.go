@@ -72,10 +72,12 @@ trusted commands) or LLM agents the plan defines ("default" is a plain
 model without tools); the LLM agents run on the LLM described below, which
 only a plan that has such tasks needs. The text format prints one line per
 state change, then a summary table and the outputs of the final tasks;
---format json prints one JSON document: {"run_id", "status", "error",
-"duration_ms", "tasks": {ID: {"status", "attempts", "output", "error",
-"diagnosis", "duration_ms"}}, "pending_reviews": [{"task_id", "prompt",
-"upstream"}], "replan": {"task_id", "output", "diagnosis", "completed"}}.
+--format json prints one JSON document: {"version": 1, "run_id", "status",
+"error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
+"error", "class", "diagnosis", "duration_ms", "usage"}}, "pending_reviews":
+[{"task_id", "prompt", "upstream"}], "replan": {"task_id", "output",
+"diagnosis", "completed"}}; a task's "class" and "usage" are left out when
+empty.
 
 With --replan, a run that asks for a new plan — a task with on_failure
 "replan" failed, or a critical task failed — is repaired: the meta-planner
