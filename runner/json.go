@@ -66,8 +66,8 @@ type replanDoc struct {
 //
 // Errors are their text, or null; durations are whole milliseconds. The
 // tasks are in the form of [TaskResult.MarshalJSON]. Started, and Usage
-// apart from the tasks' own, are not written. No HTML escaping is done
-// when the encoder allows it.
+// apart from the tasks' own, are not written. <, > and & are written as
+// they are, unless the caller's encoder escapes HTML, as json.Marshal does.
 func (r Result) MarshalJSON() ([]byte, error) {
 	doc := resultDoc{
 		Version:        ResultVersion,
