@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -68,4 +69,22 @@ func Example() {
 	// repair 1: task digest failed (agent_error): the digest is over 2000 characters; 1 new task
 	// digest_short: 2 papers: One line each: GNNs at scale; Graph transformers
 	// fetch: GNNs at scale; Graph transformers
+}
+
+// An execution's result marshals to a run's JSON form followed by what
+// replanning adds.
+func ExampleResult_MarshalJSON() {
+	res := executor.Result{
+		RunID: "r1", Status: runner.StatusFailed, Err: errors.New("task a: boom"),
+		Tasks:       map[string]*runner.TaskResult{"a": {Status: runner.TaskFailed, Attempts: 1, Err: errors.New("boom")}},
+		ReplanCount: 2, ExecutionAttempts: 3, Halt: executor.HaltMaxReplans,
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+	// Output:
+	// {"version":1,"run_id":"r1","status":"failed","error":"task a: boom","duration_ms":0,"tasks":{"a":{"status":"failed","attempts":1,"output":null,"error":"boom","diagnosis":"","duration_ms":0}},"pending_reviews":[],"replan":null,"replan_count":2,"execution_attempts":3,"usage":{"prompt_tokens":0,"completion_tokens":0},"replan_history":[],"halt":"max_replans","plan":null}
 }

@@ -61,6 +61,8 @@ func (e *RefusedError) Unwrap() error { return ErrRefused }
 
 // Result is the outcome of an execution.
 type Result struct {
+	// RunID is the id of the first run: [WithRunID]'s id when given.
+	RunID string
 	// Status is the status of the last run; Err why it failed.
 	Status runner.Status
 	Err    error
@@ -238,6 +240,9 @@ func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error
 	rr, err := e.rn.Run(ctx, d, opts...)
 	if rr == nil {
 		return nil, err
+	}
+	if e.res.ExecutionAttempts == 0 {
+		e.res.RunID = rr.RunID
 	}
 	e.res.ExecutionAttempts++
 	before := len(e.completed)

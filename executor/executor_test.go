@@ -93,10 +93,12 @@ func TestExecuteReplanKeepsCompleted(t *testing.T) {
 	res, err := executor.Execute(context.Background(), p, mission, w.options(
 		executor.WithReplanner(rp),
 		executor.WithRunner(runner.WithSchedule(runner.Phased), runner.WithObserver(observer)),
+		executor.WithRunID("exec-1"),
 	)...)
 	require.NoError(t, err)
 
 	assert.Equal(t, runner.StatusCompleted, res.Status)
+	assert.Equal(t, "exec-1", res.RunID, "the first run's id, not the repair's exec-1.1")
 	assert.Empty(t, res.Halt)
 	assert.Equal(t, 1, res.ReplanCount)
 	assert.Equal(t, 2, res.ExecutionAttempts)

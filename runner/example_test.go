@@ -2,8 +2,11 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/plan"
@@ -256,4 +259,35 @@ func ExampleClassify() {
 	// Output:
 	// failed timeout
 	// rejected
+}
+
+// A result marshals to the JSON form dagent run --format json prints, and
+// reads back from it: errors as their text, durations in milliseconds.
+func ExampleResult_MarshalJSON() {
+	res := runner.Result{
+		RunID:    "r1",
+		Status:   runner.StatusFailed,
+		Err:      errors.New("task b: exit status 1"),
+		Duration: 1500 * time.Millisecond,
+		Tasks: map[string]*runner.TaskResult{
+			"a": {Status: runner.TaskDone, Attempts: 1, Output: "ok", Duration: 20 * time.Millisecond},
+			"b": {Status: runner.TaskFailed, Attempts: 1, Err: errors.New("exit status 1"), Class: runner.ClassAgentError, Diagnosis: "exit status 1"},
+		},
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+
+	var back runner.Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(back.Err, back.Tasks["b"].ID, back.Duration)
+	// Output:
+	// {"version":1,"run_id":"r1","status":"failed","error":"task b: exit status 1","duration_ms":1500,"tasks":{"a":{"status":"done","attempts":1,"output":"ok","error":null,"diagnosis":"","duration_ms":20},"b":{"status":"failed","attempts":1,"output":null,"error":"exit status 1","class":"agent_error","diagnosis":"exit status 1","duration_ms":0}},"pending_reviews":[],"replan":null}
+	// task b: exit status 1 b 1.5s
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -157,34 +156,12 @@ func (a *announcer) Replan(ctx context.Context, mission string, completed map[st
 	return res, err
 }
 
-// jsonExecution is the --format json document of a run that replans: the
-// run's document and what replanning adds.
-type jsonExecution struct {
-	jsonResult
-	ReplanCount       int                 `json:"replan_count"`
-	ExecutionAttempts int                 `json:"execution_attempts"`
-	Usage             llm.Usage           `json:"usage"`
-	ReplanHistory     []metaplanner.Trial `json:"replan_history"`
-	Halt              *string             `json:"halt"`
-	Plan              json.RawMessage     `json:"plan"`
-}
-
+// writeExecutionJSON prints the --format json document of a run that
+// replans: res under the run's id, with the usage of every LLM call of
+// the command.
 func writeExecutionJSON(w io.Writer, rr *runner.Result, res *executor.Result, usage llm.Usage) error {
-	doc := jsonExecution{
-		jsonResult:        jsonDoc(rr),
-		ReplanCount:       res.ReplanCount,
-		ExecutionAttempts: res.ExecutionAttempts,
-		Usage:             usage,
-		ReplanHistory:     append([]metaplanner.Trial{}, res.History...),
-	}
-	if res.Halt != "" {
-		doc.Halt = &res.Halt
-	}
-	raw, err := canonicalPlan(res.Plan)
-	if err != nil {
-		return err
-	}
-	doc.Plan = raw
+	doc := *res
+	doc.RunID, doc.Usage = rr.RunID, usage
 	return encodeJSON(w, doc)
 }
 

@@ -274,3 +274,12 @@ func canonicalPlan(p *plan.Plan) (json.RawMessage, error) {
 	}
 	return p.Canonical()
 }
+
+// errText is the text of err for a JSON document, nil for no error.
+func errText(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

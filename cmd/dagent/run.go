@@ -3,13 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,10 +72,12 @@ trusted commands) or LLM agents the plan defines ("default" is a plain
 model without tools); the LLM agents run on the LLM described below, which
 only a plan that has such tasks needs. The text format prints one line per
 state change, then a summary table and the outputs of the final tasks;
---format json prints one JSON document: {"run_id", "status", "error",
-"duration_ms", "tasks": {ID: {"status", "attempts", "output", "error",
-"diagnosis", "duration_ms"}}, "pending_reviews": [{"task_id", "prompt",
-"upstream"}], "replan": {"task_id", "output", "diagnosis", "completed"}}.
+--format json prints one JSON document: {"version": 1, "run_id", "status",
+"error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
+"error", "class", "diagnosis", "duration_ms", "usage"}}, "pending_reviews":
+[{"task_id", "prompt", "upstream"}], "replan": {"task_id", "output",
+"diagnosis", "completed"}}; a task's "class" and "usage" are left out when
+empty.
 
 With --replan, a run that asks for a new plan — a task with on_failure
 "replan" failed, or a critical task failed — is repaired: the meta-planner
@@ -401,97 +403,31 @@ func readReviews(cmd *cobra.Command, path string) (map[string]runner.Decision, e
 }
 
 // readInitial reads task outputs by id, or the done tasks' outputs and the
-// run id of an earlier JSON result.
+// run id of an earlier JSON result (an object with "tasks" and "status").
 func readInitial(cmd *cobra.Command, path string) (outputs map[string]any, runID string, err error) {
-	v, err := readJSON(cmd, path, "initial results")
+	data, err := read(cmd.InOrStdin(), path, "initial results")
 	if err != nil {
 		return nil, "", err
+	}
+	v, err := jsonv.DecodeBytes(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("initial results: %s: %w", path, err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, "", fmt.Errorf("initial results: %s: want an object of task id to output, or a dagent run result", path)
 	}
-	tasks, isResult := m["tasks"].(map[string]any)
+	_, isResult := m["tasks"].(map[string]any)
 	if _, hasStatus := m["status"].(string); !isResult || !hasStatus {
 		return m, "", nil
 	}
-	outputs = make(map[string]any, len(tasks))
-	for id, t := range tasks {
-		tm, ok := t.(map[string]any)
-		if !ok {
-			return nil, "", fmt.Errorf("initial results: %s: tasks.%s is not an object", path, id)
-		}
-		if tm["status"] == string(runner.TaskDone) {
-			outputs[id] = tm["output"]
-		}
+	var res runner.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, "", fmt.Errorf("initial results: %s: %w", path, err)
 	}
-	runID, _ = m["run_id"].(string)
-	return outputs, runID, nil
-}
-
-// jsonResult is the --format json document.
-type jsonResult struct {
-	RunID          string              `json:"run_id"`
-	Status         runner.Status       `json:"status"`
-	Error          *string             `json:"error"`
-	DurationMS     int64               `json:"duration_ms"`
-	Tasks          map[string]jsonTask `json:"tasks"`
-	PendingReviews []jsonReview        `json:"pending_reviews"`
-	Replan         *jsonReplan         `json:"replan"`
-}
-
-type jsonTask struct {
-	Status     runner.TaskStatus `json:"status"`
-	Attempts   int               `json:"attempts"`
-	Output     any               `json:"output"`
-	Error      *string           `json:"error"`
-	Diagnosis  string            `json:"diagnosis"`
-	DurationMS int64             `json:"duration_ms"`
-}
-
-type jsonReview struct {
-	TaskID   string         `json:"task_id"`
-	Prompt   string         `json:"prompt"`
-	Upstream map[string]any `json:"upstream"`
-}
-
-type jsonReplan struct {
-	TaskID    string   `json:"task_id"`
-	Output    any      `json:"output"`
-	Diagnosis string   `json:"diagnosis"`
-	Completed []string `json:"completed"`
-}
-
-func errText(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := err.Error()
-	return &s
+	return res.Outputs(), res.RunID, nil
 }
 
 func writeJSONResult(w io.Writer, res *runner.Result) error {
-	return encodeJSON(w, jsonDoc(res))
-}
-
-// jsonDoc is the --format json document of res.
-func jsonDoc(res *runner.Result) jsonResult {
-	doc := jsonResult{
-		RunID:          res.RunID,
-		Status:         res.Status,
-		Error:          errText(res.Err),
-		DurationMS:     res.Duration.Milliseconds(),
-		Tasks:          make(map[string]jsonTask, len(res.Tasks)),
-		PendingReviews: []jsonReview{},
-	}
-	for id, t := range res.Tasks {
-		doc.Tasks[id] = jsonTask{Status: t.Status, Attempts: t.Attempts, Output: t.Output, Error: errText(t.Err), Diagnosis: t.Diagnosis, DurationMS: t.Duration.Milliseconds()}
-	}
-	for _, r := range res.PendingReviews {
-		doc.PendingReviews = append(doc.PendingReviews, jsonReview{TaskID: r.TaskID, Prompt: r.Prompt, Upstream: r.Upstream})
-	}
-	if r := res.Replan; r != nil {
-		doc.Replan = &jsonReplan{TaskID: r.TaskID, Output: r.Output, Diagnosis: r.Diagnosis, Completed: slices.Clip(append([]string{}, r.Completed...))}
-	}
-	return doc
+	return encodeJSON(w, res)
 }

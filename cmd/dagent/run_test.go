@@ -77,6 +77,8 @@ func TestRunExitCodes(t *testing.T) {
 				assert.Nil(t, taskField(t, doc, "a", "error"))
 				assert.Equal(t, []any{}, doc["pending_reviews"])
 				assert.Nil(t, doc["replan"])
+				assert.Equal(t, 1.0, doc["version"], "the result form's version")
+				assert.Nil(t, taskField(t, doc, "a", "class"), "a task that is done has no class")
 			},
 		},
 		{
@@ -87,6 +89,7 @@ func TestRunExitCodes(t *testing.T) {
 			check: func(t *testing.T, doc map[string]any) {
 				assert.Equal(t, "failed", taskField(t, doc, "a", "status"))
 				assert.Contains(t, taskField(t, doc, "a", "error"), "exited with status 3: disk on fire")
+				assert.Equal(t, "agent_error", taskField(t, doc, "a", "class"))
 				assert.Equal(t, "pending", taskField(t, doc, "b", "status"))
 				assert.Contains(t, doc["error"], "task a:")
 			},
@@ -270,6 +273,13 @@ func TestRunRejectsBadInput(t *testing.T) {
 			args:   []string{"--initial-results", "initial.json"},
 			code:   exitUsage,
 			stderr: `initial results: `,
+		},
+		{
+			name:   "initial results of a newer version",
+			files:  map[string]string{"plan.json": `{"tasks": [{"id": "a", "agent": "echo"}]}`, "initial.json": `{"version": 2, "status": "completed", "tasks": {}}`},
+			args:   []string{"--initial-results", "initial.json"},
+			code:   exitUsage,
+			stderr: `unsupported result version 2`,
 		},
 	}
 	for _, tt := range tests {
