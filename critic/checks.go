@@ -138,27 +138,27 @@ func (r *reviewer) structure(checked error) {
 func problemIssue(p *plan.Plan, prob *plan.Problem) Issue {
 	is := Issue{Check: string(prob.Code), Severity: Critical, TaskID: prob.TaskID, Field: prob.Field, Message: prob.Message, Recommendation: fix(string(prob.Code)), Pos: prob.Pos, order: -1}
 	if p != nil && prob.TaskID != "" {
-		is.order = problemTask(p, prob)
+		is.order = taskAt(p, prob.TaskID, prob.Pos)
 	}
 	return is
 }
 
-// problemTask is the index of the task a problem is about, or -1. Ids may
-// repeat (duplicate_id), so among the tasks with the problem's id it takes
-// the last that starts at or before the problem's position; a task without
-// an id is named "#N" by its position.
-func problemTask(p *plan.Plan, prob *plan.Problem) int {
+// taskAt is the index of the task named id that a finding at pos is
+// about, or -1. Ids may repeat (duplicate_id), so among the tasks with the
+// id it takes the last that starts at or before pos; a task without an id
+// is named "#N" by its position.
+func taskAt(p *plan.Plan, id string, pos plan.Position) int {
 	found := -1
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		if t.ID != prob.TaskID {
+		if t.ID != id {
 			continue
 		}
-		if found < 0 || prob.Pos.IsValid() && t.Pos.IsValid() && !before(prob.Pos, t.Pos) {
+		if found < 0 || pos.IsValid() && t.Pos.IsValid() && !before(pos, t.Pos) {
 			found = i
 		}
 	}
-	if n, err := strconv.Atoi(strings.TrimPrefix(prob.TaskID, "#")); found < 0 && err == nil && strings.HasPrefix(prob.TaskID, "#") && n >= 1 && n <= len(p.Tasks) && p.Tasks[n-1].ID == "" {
+	if n, err := strconv.Atoi(strings.TrimPrefix(id, "#")); found < 0 && err == nil && strings.HasPrefix(id, "#") && n >= 1 && n <= len(p.Tasks) && p.Tasks[n-1].ID == "" {
 		found = n - 1
 	}
 	return found
@@ -175,9 +175,8 @@ func (r *reviewer) unknownKeys() {
 	for _, u := range r.p.Unknown {
 		i := -1
 		if u.TaskID != "" {
-			if j, ok := r.task(u.TaskID); ok {
-				i = j
-			}
+			// A key of the second of two tasks with one id is the second's.
+			i = taskAt(r.p, u.TaskID, u.Pos)
 		}
 		msg := fmt.Sprintf("key %q is not part of the plan format and was ignored", u.Key)
 		key, keys := u.Key, taskKeys

@@ -253,3 +253,16 @@ func TestWithPredicatesSharesCompilations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, first, again, "a predicate the set holds is not compiled again")
 }
+
+// TestNoPlanNamesMisspelledTasks: a plan with no tasks, whose tasks sit
+// under a misspelled key, is no plan, and the report says which key was
+// meant.
+func TestNoPlanNamesMisspelledTasks(t *testing.T) {
+	rep := critic.ReviewSource([]byte(`{"tasks": [], "taks": [{"id": "a", "input": "x"}]}`))
+	assert.Equal(t, critic.NoPlan, rep.Summary)
+	assert.Equal(t, 1, rep.Score)
+	require.Len(t, rep.Issues, 2)
+	assert.Equal(t, string(plan.CodeEmptyPlan), rep.Issues[0].Check)
+	assert.Equal(t, critic.CheckUnknownKey, rep.Issues[1].Check)
+	assert.Contains(t, rep.Issues[1].Message, `did you mean "tasks"?`)
+}
