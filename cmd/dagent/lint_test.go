@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -83,25 +81,9 @@ func TestLintGolden(t *testing.T) {
 	}
 }
 
+// TestLintJSONShape: the document's shape is critic/report's (its tests
+// and the json golden above pin it); here, what dagent lint puts in it.
 func TestLintJSONShape(t *testing.T) {
-	code, stdout, stderr := dagent(t, "", append([]string{"lint", "-f", "json"}, lintSet...)...)
-	require.Equal(t, exitInvalid, code, stderr)
-	var doc struct {
-		Files []map[string]json.RawMessage `json:"files"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
-	require.Len(t, doc.Files, 3)
-	for _, f := range doc.Files {
-		assert.ElementsMatch(t, []string{"path", "score", "summary", "issues", "recommendations"}, slices.Collect(maps.Keys(f)))
-		assert.True(t, bytes.HasPrefix(f["issues"], []byte("[")), "issues is an array, never null: %s", f["issues"])
-		assert.True(t, bytes.HasPrefix(f["recommendations"], []byte("[")), "recommendations is an array, never null: %s", f["recommendations"])
-		var issues []map[string]any
-		require.NoError(t, json.Unmarshal(f["issues"], &issues))
-		for _, is := range issues {
-			assert.ElementsMatch(t, []string{"check", "severity", "task_id", "field", "message", "recommendation", "line", "column"}, slices.Collect(maps.Keys(is)))
-		}
-	}
-
 	_, got, _ := lintJSONOut(t, "", lintSet...)
 	assert.Equal(t, "testdata/lint/good.json", got.Files[0].Path)
 	assert.Equal(t, 10, got.Files[0].Score)
