@@ -282,11 +282,3 @@ func TestConcurrent(t *testing.T) {
 		assert.NoError(t, <-done)
 	}
 }
-
-func TestNewTasks(t *testing.T) {
-	old := &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "x"), plan.NewTask("b", "y")}}
-	repair := &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "x"), plan.NewTask("b2", "y"), plan.NewTask("c", "z")}}
-	assert.Equal(t, 2, metaplanner.NewTasks(old, repair))
-	assert.Equal(t, 3, metaplanner.NewTasks(nil, repair))
-	assert.Equal(t, 0, metaplanner.NewTasks(repair, repair))
-}

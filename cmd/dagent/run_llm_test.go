@@ -252,18 +252,21 @@ func TestRunReplanHalts(t *testing.T) {
 	planPath := filepath.Join(dir, "plan.json")
 	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
 
+	// Replanning was asked for and refused: the run failed, with the halt
+	// as its error.
 	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--replan", "--max-replans", "0")
-	require.Equal(t, exitReplan, code, stderr)
-	assert.Equal(t, "replan_required", doc["status"])
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, "failed", doc["status"])
 	assert.Equal(t, "max_replans", doc["halt"])
+	assert.Contains(t, doc["error"], "replanning halted (max_replans): task b failed and no replan is left: ")
 	assert.Equal(t, 0.0, doc["replan_count"])
 	assert.Equal(t, []any{}, doc["replan_history"])
 	assert.Empty(t, f.got(kindRepair))
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "flaky-ran")))
 	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan", "--max-replans", "0")
-	require.Equal(t, exitReplan, code, stderr)
-	assert.Contains(t, stdout, "replanning halted (max_replans): the replans reached --max-replans\nreplan required by task b: ")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Regexp(t, `replanning halted \(max_replans\): the replans reached --max-replans\nfailed after \S+: replanning halted \(max_replans\): task b failed and no replan is left: `, stdout)
 }
 
 func TestRunMission(t *testing.T) {
