@@ -154,6 +154,7 @@ type execution struct {
 }
 
 func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
+	e.res.Plan = d.Plan()
 	if !e.c.resumed {
 		if err := e.commit(ctx, d.Plan(), nil); err != nil {
 			return nil

@@ -84,7 +84,8 @@ func WithPredicates(s *verify.Set) Option {
 }
 
 // WithRunner configures the runner of every execution: concurrency,
-// schedule, timeouts, backoff, observers, LLM agents. Give the registry
+// schedule, timeouts, backoff, LLM agents, observers of the runs only
+// ([WithObserver] also sees the executor's events). Give the registry
 // and Go agents with [WithRegistry] and [WithAgent] instead, which the
 // executor also checks plans against. Initial results are the executor's
 // own.
@@ -152,7 +153,8 @@ func (c *config) criticOptions() []critic.Option {
 }
 
 // WithReplanner allows replanning with p. Without it, a run that asks for a
-// replan ends as replan_required.
+// replan ends as replan_required; with it, a run the executor cannot
+// repair ends failed with a *[HaltError].
 func WithReplanner(p Replanner) Option {
 	return func(c *config) { c.planner = p }
 }

@@ -269,6 +269,24 @@ func TestRunReplanHalts(t *testing.T) {
 	assert.Regexp(t, `replanning halted \(max_replans\): the replans reached --max-replans\nfailed after \S+: replanning halted \(max_replans\): task b failed and no replan is left: `, stdout)
 }
 
+// TestRunReplanFails: the planner's answer drops the completed task every
+// time, so there is no repair plan: the progress says so, and the run
+// fails halted.
+func TestRunReplanFails(t *testing.T) {
+	dropA := `{"tasks": [{"id": "b_again", "agent": "flaky", "input": "try again"}]}`
+	startLLM(t, script{kindRepair: {route(dropA)}})
+	dir := t.TempDir()
+	reg := flakyRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
+
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Regexp(t, `(?m)^ +\S+  replan after b failed \(agent_error: .*flaky failure\): no repair plan: metaplanner: no valid plan after 2 attempts: .*\[dropped_completed\]$`, stdout)
+	assert.Contains(t, stdout, "replanning halted (replan_failed): the planner gave no repair plan\nfailed after ")
+	assert.Contains(t, stdout, ": replanning halted (replan_failed): no repair plan after task b failed: ")
+}
+
 func TestRunMission(t *testing.T) {
 	f := startLLM(t, script{kindPlan: {route(helloPlan)}, kindAgent: {"Hello!"}})
 	code, doc, stderr := runJSON(t, "--mission", "Greet the user")
