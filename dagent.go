@@ -53,8 +53,10 @@ func WithPlanner(opts ...metaplanner.Option) Option {
 }
 
 // WithExecutor configures the loop that runs and repairs plans: replan
-// limits, budgets, run ids, and the runner (concurrency, schedule,
-// timeouts, observers, journal) through [executor.WithRunner].
+// limits, budgets, run ids, observers of the runs and the repairs
+// ([executor.WithObserver]), the plans' journal ([executor.WithJournal]),
+// and the runner (concurrency, schedule, timeouts, the tasks' journal)
+// through [executor.WithRunner].
 func WithExecutor(opts ...executor.Option) Option {
 	return func(c *config) { c.executor = append(c.executor, opts...) }
 }

@@ -94,6 +94,28 @@ func TestRunPlansChecksRunsAndRepairs(t *testing.T) {
 	}
 }
 
+// TestRunObservesRepairs: an observer given to the executor sees the runs
+// and the repair between them, under the execution's id.
+func TestRunObservesRepairs(t *testing.T) {
+	reg, _ := wordCount(t, 1)
+	m := &model{plans: []string{countPlan, repairPlan}, agent: func(llm.Request) string { return "3 words" }}
+	var mu sync.Mutex
+	var seen []string
+	o := runner.ObserverFunc(func(e runner.Event) {
+		switch e.Kind {
+		case runner.EventRunStarted, executor.EventRepairAdopted:
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%s %s v%d", e.Kind, e.RunID, e.Version))
+			mu.Unlock()
+		}
+	})
+	res, err := dagent.New(m, reg, dagent.WithExecutor(executor.WithRunID("m"), executor.WithObserver(o),
+		executor.WithRunner(runner.WithBackoff(runner.Backoff{})))).Run(context.Background(), "Count the words")
+	require.NoError(t, err)
+	assert.Equal(t, runner.StatusCompleted, res.Run.Status, "%v", res.Run.Err)
+	assert.Equal(t, []string{"run_started m v0", "repair_adopted m v1", "run_started m.1 v0"}, seen)
+}
+
 func TestRunRefusesPlansOutsideTheCatalog(t *testing.T) {
 	reg, calls := wordCount(t, 0)
 	unknown := `{"route": "plan", "plan": {"tasks": [{"id": "a", "agent": "grep", "input": "x"}]}}`

@@ -141,8 +141,8 @@ func TestMissionCompareFiles(t *testing.T) {
 type replanCall struct {
 	mission   string
 	completed map[string]any
-	failure   metaplanner.Failure
-	history   []metaplanner.Trial
+	failure   executor.Failure
+	history   []executor.Trial
 	res       *metaplanner.Result
 	err       error
 	requests  []exchange
@@ -156,7 +156,9 @@ type spy struct {
 	all  []replanCall
 }
 
-func (s *spy) Replan(ctx context.Context, mission string, completed map[string]any, f metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error) {
+// Repair asks the planner's Replan, to record its whole result, and
+// answers as the planner's own Repair does.
+func (s *spy) Repair(ctx context.Context, mission string, completed map[string]any, f executor.Failure, history []executor.Trial) (*executor.Repair, error) {
 	before := len(s.tap.exchanges(plannerCall))
 	res, err := s.next.Replan(ctx, mission, completed, f, history)
 	c := replanCall{mission: mission, completed: completed, failure: f, history: history, res: res, err: err,
@@ -164,7 +166,10 @@ func (s *spy) Replan(ctx context.Context, mission string, completed map[string]a
 	s.mu.Lock()
 	s.all = append(s.all, c)
 	s.mu.Unlock()
-	return res, err
+	if err != nil {
+		return &executor.Repair{Usage: res.Usage}, err
+	}
+	return &executor.Repair{Plan: res.Plan, Usage: res.Usage}, nil
 }
 
 func (s *spy) calls() []replanCall {

@@ -12,5 +12,12 @@
 // twice, too many failed executions in a row without progress, and budgets
 // of tokens, LLM calls and wall time. Every failure is classified
 // (timeout, verification failed, invalid output, agent error, ...) and the
-// class goes into the replan prompt and the result's history.
+// class goes into the replan prompt and the result's history. An
+// execution that halts ends failed, its error a *[HaltError].
+//
+// The executor owns its seams: the [Replanner] it asks for repairs, with
+// its [Failure], [Trial] and [Repair]; the events it emits between its
+// runs to the observers of [WithObserver]; the [Journal] it commits each
+// plan to before the plan runs; and [WithHistory] and [WithInitialResults],
+// which resume an execution where it stopped.
 package executor

@@ -75,8 +75,10 @@ func Example() {
 // replanning adds.
 func ExampleResult_MarshalJSON() {
 	res := executor.Result{
-		RunID: "r1", Status: runner.StatusFailed, Err: errors.New("task a: boom"),
-		Tasks:       map[string]*runner.TaskResult{"a": {Status: runner.TaskFailed, Attempts: 1, Err: errors.New("boom")}},
+		Result: runner.Result{
+			RunID: "r1", Status: runner.StatusFailed, Err: errors.New("task a: boom"),
+			Tasks: map[string]*runner.TaskResult{"a": {Status: runner.TaskFailed, Attempts: 1, Err: errors.New("boom")}},
+		},
 		ReplanCount: 2, ExecutionAttempts: 3, Halt: executor.HaltMaxReplans,
 	}
 	b, err := json.Marshal(res)

@@ -1,37 +1,21 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/dagent-dev/dagent/critic"
-	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/verify"
-)
-
-// Replanner asks for a repair plan of the unfinished tail of a plan;
-// *[metaplanner.Planner] is one.
-type Replanner interface {
-	Replan(ctx context.Context, mission string, completed map[string]any, failure metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error)
-}
-
-// Halts: why replanning stopped before the plan completed.
-const (
-	HaltMaxReplans          = "max_replans"
-	HaltMaxReplansPerTask   = "max_replans_per_task"
-	HaltSameFailure         = "same_failure"
-	HaltConsecutiveFailures = "consecutive_failures"
-	HaltBudget              = "budget_exceeded"
-	HaltReplanFailed        = "replan_failed"
 )
 
 // ErrRefused: the critic found critical issues in the plan; nothing ran.
@@ -59,50 +43,34 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
-// Result is the outcome of an execution.
+// Result is the outcome of an execution. Its embedded run result is the
+// execution's: RunID is the base id the runs are named after
+// ([WithRunID]); Status, Err, PendingReviews and Replan are the last
+// run's, except that an execution that halted ends [runner.StatusFailed]
+// with a *[HaltError]; Tasks holds the latest result of every task of
+// every plan that ran; Started and Duration are the execution's; Usage is
+// the token usage of the runs and of the replanner.
 type Result struct {
-	// RunID is the id of the first run: [WithRunID]'s id when given.
-	RunID string
-	// Status is the status of the last run; Err why it failed.
-	Status runner.Status
-	Err    error
+	runner.Result
 	// Plan is the plan that ran last: the original, or the last repair.
 	Plan *plan.Plan
-	// Tasks holds the latest result of every task of every plan that ran.
-	Tasks map[string]*runner.TaskResult
-	// PendingReviews and Replan are the last run's.
-	PendingReviews []runner.PendingReview
-	Replan         *runner.ReplanRequest
 	// Report is the critic's report of the original plan.
-	Report            critic.Report
+	Report critic.Report
+	// ReplanCount counts the repairs, ExecutionAttempts the runs.
 	ReplanCount       int
 	ExecutionAttempts int
-	Duration          time.Duration
-	// Usage is the token usage of the runs and of the planner.
-	Usage llm.Usage
 	// History lists the repairs, in order.
-	History []metaplanner.Trial
+	History []Trial
 	// Halt says why replanning stopped short, empty when it did not.
 	Halt string
-}
-
-// Outputs returns the outputs of every task that is done.
-func (r *Result) Outputs() map[string]any {
-	out := make(map[string]any, len(r.Tasks))
-	for id, t := range r.Tasks {
-		if t.Status == runner.TaskDone {
-			out[id] = t.Output
-		}
-	}
-	return out
 }
 
 // Execute runs p for mission to the end. A plan the critic finds critical
 // issues in is refused with a *[RefusedError] before anything runs; runner
 // setup errors (an invalid predicate, an agent that cannot run) are
 // returned as they are. Everything else — failures, halts, budgets (the
-// wall time included) — is in the result; an error beside it says ctx
-// ended the execution.
+// wall time included), a journal that failed — is in the result; an error
+// beside it says ctx ended the execution, or an observer panicked.
 func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) (*Result, error) {
 	c := newConfig(opts)
 	start := time.Now()
@@ -113,15 +81,43 @@ func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) 
 		defer cancel()
 	}
 	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: c.predicates,
-		res: &Result{Tasks: make(map[string]*runner.TaskResult)}, completed: make(map[string]any), perTask: make(map[string]int)}
+		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
+		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
 	d, rep := e.check(p)
 	if rep.Has(critic.Critical) {
 		return nil, &RefusedError{Report: rep}
 	}
 	e.res.Report = rep
+	e.resume()
 	err := e.loop(ctx, d)
 	e.res.Duration = time.Since(start)
-	return e.res, err
+	return e.res, e.withPanics(err)
+}
+
+// withPanics joins err and the first panic of each observer.
+func (e *execution) withPanics(err error) error {
+	errs := []error{err}
+	for _, p := range e.panics {
+		if p != nil {
+			errs = append(errs, p)
+		}
+	}
+	if len(errs) == 1 {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// resume starts e from the history and the results it was given.
+func (e *execution) resume() {
+	maps.Copy(e.completed, e.c.initial)
+	for _, t := range e.c.history {
+		e.perTask[t.TaskID]++
+	}
+	e.version = len(e.c.history)
+	e.res.History = e.c.history
+	e.res.ReplanCount = len(e.c.history)
+	e.res.ExecutionAttempts = len(e.c.history)
 }
 
 // check checks p once and reviews the result; the DAG is nil when the
@@ -151,12 +147,19 @@ type execution struct {
 	res        *Result
 	completed  map[string]any
 	perTask    map[string]int
+	version    int  // the version of the plan that runs: k after the k-th repair
 	streak     int  // failed executions in a row without a new finished task
 	progress   bool // the last run finished a task not finished before
-	planUsage  llm.Usage
+	panics     []error
 }
 
 func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
+	e.res.Plan = d.Plan()
+	if !e.c.resumed {
+		if err := e.commit(ctx, d.Plan(), nil); err != nil {
+			return nil
+		}
+	}
 	for {
 		p := d.Plan()
 		e.res.Plan = p
@@ -172,9 +175,10 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		}
 		f := e.failure(rr, p)
 		if halt := e.halt(f); halt != "" {
-			e.res.Halt = halt
+			e.stop(halt, f, rr.Err)
 			return nil
 		}
+		e.emit(failureEvent(EventReplanRequested, e.version, f))
 		if e.c.cooldown > 0 {
 			t := time.NewTimer(e.c.cooldown)
 			select {
@@ -184,43 +188,81 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 			case <-t.C:
 			}
 		}
-		next, err := e.c.planner.Replan(ctx, e.mission, maps.Clone(e.completed), f, e.res.History)
+		next, err := e.c.planner.Repair(ctx, e.mission, maps.Clone(e.completed), f, slices.Clone(e.res.History))
 		if next != nil {
-			e.planUsage = e.planUsage.Add(next.Usage)
 			e.res.Usage = e.res.Usage.Add(next.Usage)
 		}
 		if err != nil || next == nil || next.Plan == nil {
 			if ctx.Err() != nil {
 				return e.cancelled(ctx)
 			}
-			e.res.Halt = HaltReplanFailed
-			e.res.Status = runner.StatusFailed
-			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, cmpErr(err))
+			e.refused(f, cmpErr(err))
 			return nil
 		}
 		nd, rep := e.check(next.Plan)
 		if nd == nil {
-			e.res.Halt = HaltReplanFailed
-			e.res.Status = runner.StatusFailed
-			e.res.Err = fmt.Errorf("replan after task %s failed: %w", f.TaskID, &RefusedError{Report: rep})
+			e.refused(f, &RefusedError{Report: rep})
 			return nil
 		}
 		e.perTask[f.TaskID]++
 		e.res.ReplanCount++
-		e.res.History = append(e.res.History, metaplanner.Trial{
+		trial := Trial{
 			Attempt: e.res.ReplanCount, TaskID: f.TaskID, Class: f.Class, Diagnosis: f.Diagnosis,
-			Output: excerpt(f.Output), NewTaskCount: metaplanner.NewTasks(p, next.Plan),
-		})
+			Output: excerpt(f.Output), NewTaskCount: NewTasks(p, next.Plan),
+		}
+		e.res.History = append(e.res.History, trial)
 		if e.overBudget() {
 			// Planning the repair spent what was left: do not run it.
-			e.res.Halt = HaltBudget
+			e.stop(HaltBudget, f, nil)
 			return nil
 		}
+		e.version++
+		if err := e.commit(ctx, next.Plan, &trial); err != nil {
+			return nil
+		}
+		ev := failureEvent(EventRepairAdopted, e.version, f)
+		ev.Tasks, ev.NewTasks = len(next.Plan.Tasks), trial.NewTaskCount
+		e.emit(ev)
 		d = nd
 	}
 }
 
-// run executes p once with every result finished so far.
+// commit hands the plan of the current version to the journal, if any;
+// when that fails, the execution ends failed with the journal's error.
+func (e *execution) commit(ctx context.Context, p *plan.Plan, trial *Trial) error {
+	if e.c.journal == nil {
+		return nil
+	}
+	c := PlanCommit{RunID: e.res.RunID, Version: e.version, Plan: p, Trial: trial}
+	if err := e.c.journal.CommitPlan(context.WithoutCancel(ctx), c); err != nil {
+		e.res.Status = runner.StatusFailed
+		e.res.Err = fmt.Errorf("plan version %d: %w: %w", e.version, runner.ErrJournal, err)
+		return err
+	}
+	return nil
+}
+
+// stop ends the execution halted after failure f, cause the error that
+// made it halt, if any.
+func (e *execution) stop(halt string, f Failure, cause error) {
+	err := &HaltError{Halt: halt, Failure: f, Err: cause}
+	e.res.Halt, e.res.Status, e.res.Err = halt, runner.StatusFailed, err
+	ev := failureEvent(EventHalted, e.version, f)
+	ev.Halt, ev.Err = halt, err
+	e.emit(ev)
+}
+
+// refused ends the execution after the replanner gave no repair plan for
+// f, or the critic refused it: err says which.
+func (e *execution) refused(f Failure, err error) {
+	ev := failureEvent(EventReplanFailed, e.version, f)
+	ev.Err = err
+	e.emit(ev)
+	e.stop(HaltReplanFailed, f, err)
+}
+
+// run executes the plan of the current version once, with every result
+// finished so far.
 func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error) {
 	p := d.Plan()
 	initial := make(map[string]any)
@@ -229,25 +271,20 @@ func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error
 			initial[p.Tasks[i].ID] = out
 		}
 	}
-	opts := append(append([]runner.RunOption{}, e.c.runs...), runner.WithInitialResults(initial), runner.WithPredicates(e.predicates))
-	if e.c.runID != "" {
-		id := e.c.runID
-		if k := e.res.ExecutionAttempts; k > 0 {
-			id += "." + strconv.Itoa(k)
-		}
-		opts = append(opts, runner.WithRunID(id))
+	id := e.res.RunID
+	if e.version > 0 {
+		id += "." + strconv.Itoa(e.version)
 	}
+	opts := append(append([]runner.RunOption{}, e.c.runs...),
+		runner.WithInitialResults(initial), runner.WithPredicates(e.predicates), runner.WithRunID(id))
 	rr, err := e.rn.Run(ctx, d, opts...)
 	if rr == nil {
 		return nil, err
 	}
-	if e.res.ExecutionAttempts == 0 {
-		e.res.RunID = rr.RunID
-	}
 	e.res.ExecutionAttempts++
 	before := len(e.completed)
 	for id, t := range rr.Tasks {
-		if _, had := e.completed[id]; had && t.Attempts == 0 {
+		if _, had := e.completed[id]; had && t.Attempts == 0 && e.res.Tasks[id] != nil {
 			continue // carried over: keep the result of the run that did it
 		}
 		e.res.Tasks[id] = t
@@ -278,8 +315,8 @@ func (e *execution) repairable(rr *runner.Result) bool {
 }
 
 // failure describes the failure that ended the run, for the planner.
-func (e *execution) failure(rr *runner.Result, p *plan.Plan) metaplanner.Failure {
-	f := metaplanner.Failure{Plan: p}
+func (e *execution) failure(rr *runner.Result, p *plan.Plan) Failure {
+	f := Failure{Plan: p}
 	var te *runner.TaskError
 	switch {
 	case rr.Replan != nil:
@@ -300,7 +337,7 @@ func (e *execution) failure(rr *runner.Result, p *plan.Plan) metaplanner.Failure
 }
 
 // halt says which limit, if any, stops replanning after failure f.
-func (e *execution) halt(f metaplanner.Failure) string {
+func (e *execution) halt(f Failure) string {
 	if e.progress {
 		e.streak = 0
 	} else {
@@ -338,12 +375,11 @@ func (e *execution) overBudget() bool {
 // cancelled ends an execution whose context is done: the end of the
 // wall-time budget is a halt, the caller's context ending an error.
 func (e *execution) cancelled(ctx context.Context) error {
-	e.res.Status = runner.StatusFailed
 	if e.parent.Err() == nil {
-		e.res.Halt = HaltBudget
-		e.res.Err = fmt.Errorf("wall time budget of %s spent: %w", e.c.budget.MaxDuration, context.Cause(ctx))
+		e.stop(HaltBudget, Failure{Plan: e.res.Plan}, fmt.Errorf("wall time budget of %s spent: %w", e.c.budget.MaxDuration, context.Cause(ctx)))
 		return nil
 	}
+	e.res.Status = runner.StatusFailed
 	e.res.Err = fmt.Errorf("execution cancelled: %w", context.Cause(e.parent))
 	return e.res.Err
 }

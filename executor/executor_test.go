@@ -20,7 +20,6 @@ import (
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/verify"
@@ -130,7 +129,7 @@ func TestExecuteReplanKeepsCompleted(t *testing.T) {
 	assert.Empty(t, got[0].history)
 
 	require.Len(t, res.History, 1)
-	assert.Equal(t, metaplanner.Trial{
+	assert.Equal(t, executor.Trial{
 		Attempt: 1, TaskID: "b", Class: "agent_error", Diagnosis: "the source is down", NewTaskCount: 1,
 	}, res.History[0])
 }
@@ -297,7 +296,7 @@ func TestExecuteHistory(t *testing.T) {
 	assert.True(t, strings.HasPrefix(big, body))
 	assert.Equal(t, 2, first.NewTaskCount)
 
-	assert.Equal(t, metaplanner.Trial{Attempt: 2, TaskID: "y1", Class: "agent_error", Diagnosis: "boom", NewTaskCount: 1}, second)
+	assert.Equal(t, executor.Trial{Attempt: 2, TaskID: "y1", Class: "agent_error", Diagnosis: "boom", NewTaskCount: 1}, second)
 
 	got := rp.received()
 	require.Len(t, got, 2)
@@ -309,7 +308,7 @@ func TestExecuteHistory(t *testing.T) {
 
 	assert.Same(t, repair1, got[1].failure.Plan)
 	assert.Equal(t, "y1", got[1].failure.TaskID)
-	assert.Equal(t, []metaplanner.Trial{first}, got[1].history)
+	assert.Equal(t, []executor.Trial{first}, got[1].history)
 	assert.Equal(t, map[string]any{"y2": "y2-out"}, got[1].completed)
 }
 

@@ -82,7 +82,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": failNumbered()},
 			repairs: []string{onlyX, onlyX, onlyX},
 			opts:    []executor.Option{executor.WithMaxReplans(2), executor.WithMaxConsecutiveFailures(10)},
-			halt:    executor.HaltMaxReplans, status: runner.StatusReplanRequired, replans: 2, attempts: 3,
+			halt:    executor.HaltMaxReplans, status: runner.StatusFailed, replans: 2, attempts: 3,
 			calls: map[string]int{"x": 3},
 		},
 		{
@@ -91,7 +91,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": failNumbered()},
 			repairs: []string{onlyX},
 			opts:    []executor.Option{executor.WithMaxReplans(0)},
-			halt:    executor.HaltMaxReplans, status: runner.StatusReplanRequired, replans: 0, attempts: 1,
+			halt:    executor.HaltMaxReplans, status: runner.StatusFailed, replans: 0, attempts: 1,
 			calls: map[string]int{"x": 1},
 		},
 		{
@@ -102,7 +102,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": failNumbered(), "y": failNumbered()},
 			repairs: []string{onlyY, onlyX, onlyX, onlyX},
 			opts:    []executor.Option{executor.WithMaxReplansPerTask(2), executor.WithMaxConsecutiveFailures(10)},
-			halt:    executor.HaltMaxReplansPerTask, status: runner.StatusReplanRequired, replans: 3, attempts: 4,
+			halt:    executor.HaltMaxReplansPerTask, status: runner.StatusFailed, replans: 3, attempts: 4,
 			calls: map[string]int{"x": 3, "y": 1},
 			check: func(t *testing.T, res *executor.Result, _ *replanner) {
 				var tasks []string
@@ -117,7 +117,7 @@ func TestExecuteHalts(t *testing.T) {
 			plan:    onlyX,
 			workers: map[string]behaviour{"x": fail(errBoom)},
 			repairs: []string{onlyX, onlyX},
-			halt:    executor.HaltSameFailure, status: runner.StatusReplanRequired, replans: 1, attempts: 2,
+			halt:    executor.HaltSameFailure, status: runner.StatusFailed, replans: 1, attempts: 2,
 			calls: map[string]int{"x": 2},
 			check: func(t *testing.T, res *executor.Result, _ *replanner) {
 				require.Len(t, res.History, 1)
@@ -155,7 +155,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": fail(errBoom), "y": fail(errBoom), "z": fail(errBoom)},
 			repairs: []string{onlyY, onlyZ},
 			opts:    []executor.Option{executor.WithMaxConsecutiveFailures(2)},
-			halt:    executor.HaltConsecutiveFailures, status: runner.StatusReplanRequired, replans: 1, attempts: 2,
+			halt:    executor.HaltConsecutiveFailures, status: runner.StatusFailed, replans: 1, attempts: 2,
 			calls: map[string]int{"x": 1, "y": 1},
 		},
 		{
@@ -163,7 +163,7 @@ func TestExecuteHalts(t *testing.T) {
 			plan:    onlyX,
 			workers: map[string]behaviour{"x": fail(errBoom), "y": fail(errBoom), "z": fail(errBoom)},
 			repairs: []string{onlyY, onlyZ, onlyX},
-			halt:    executor.HaltConsecutiveFailures, status: runner.StatusReplanRequired, replans: 2, attempts: 3,
+			halt:    executor.HaltConsecutiveFailures, status: runner.StatusFailed, replans: 2, attempts: 3,
 			calls: map[string]int{"x": 1, "y": 1, "z": 1},
 		},
 		{
@@ -174,7 +174,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": fail(errBoom), "y": fail(errBoom), "z": fail(errBoom)},
 			repairs: []string{aThenY, aThenZ},
 			opts:    []executor.Option{executor.WithMaxConsecutiveFailures(2)},
-			halt:    executor.HaltConsecutiveFailures, status: runner.StatusReplanRequired, replans: 2, attempts: 3,
+			halt:    executor.HaltConsecutiveFailures, status: runner.StatusFailed, replans: 2, attempts: 3,
 			calls: map[string]int{"a": 1, "x": 1, "y": 1, "z": 1},
 		},
 		{
@@ -186,7 +186,7 @@ func TestExecuteHalts(t *testing.T) {
 				{plan: mustPlan(t, onlyZ)},
 			},
 			opts: []executor.Option{executor.WithBudget(executor.Budget{MaxTokens: 250}, nil)},
-			halt: executor.HaltBudget, status: runner.StatusReplanRequired, replans: 1, attempts: 2,
+			halt: executor.HaltBudget, status: runner.StatusFailed, replans: 1, attempts: 2,
 			calls: map[string]int{"x": 1, "y": 1},
 			check: func(t *testing.T, res *executor.Result, _ *replanner) {
 				assert.Equal(t, 300, res.Usage.Total())
@@ -198,7 +198,7 @@ func TestExecuteHalts(t *testing.T) {
 			workers: map[string]behaviour{"x": failSpending(100), "y": failSpending(100)},
 			replies: []reply{{plan: mustPlan(t, onlyY), usage: llm.Usage{PromptTokens: 200}}},
 			opts:    []executor.Option{executor.WithBudget(executor.Budget{MaxTokens: 250}, nil)},
-			halt:    executor.HaltBudget, status: runner.StatusReplanRequired, replans: 1, attempts: 1,
+			halt:    executor.HaltBudget, status: runner.StatusFailed, replans: 1, attempts: 1,
 			calls: map[string]int{"x": 1},
 		},
 		{
@@ -208,7 +208,7 @@ func TestExecuteHalts(t *testing.T) {
 			repairs: []string{onlyY},
 			meter:   &meter{calls: 3},
 			budget:  executor.Budget{MaxCalls: 3, MaxTokens: 1000},
-			halt:    executor.HaltBudget, status: runner.StatusReplanRequired, replans: 0, attempts: 1,
+			halt:    executor.HaltBudget, status: runner.StatusFailed, replans: 0, attempts: 1,
 			calls: map[string]int{"x": 1},
 			check: func(t *testing.T, _ *executor.Result, rp *replanner) {
 				assert.Empty(t, rp.received())
@@ -222,7 +222,7 @@ func TestExecuteHalts(t *testing.T) {
 			// The results spent nothing; the meter counts the tokens.
 			meter:  &meter{usage: llm.Usage{PromptTokens: 900, CompletionTokens: 100}, calls: 1},
 			budget: executor.Budget{MaxCalls: 3, MaxTokens: 1000},
-			halt:   executor.HaltBudget, status: runner.StatusReplanRequired, replans: 0, attempts: 1,
+			halt:   executor.HaltBudget, status: runner.StatusFailed, replans: 0, attempts: 1,
 			calls: map[string]int{"x": 1},
 		},
 		{
@@ -230,7 +230,7 @@ func TestExecuteHalts(t *testing.T) {
 			plan:    onlyX,
 			workers: map[string]behaviour{"x": fail(fmt.Errorf("calling the model: %w: 10 calls made", llm.ErrBudgetExceeded))},
 			repairs: []string{onlyY},
-			halt:    executor.HaltBudget, status: runner.StatusReplanRequired, replans: 0, attempts: 1,
+			halt:    executor.HaltBudget, status: runner.StatusFailed, replans: 0, attempts: 1,
 			calls: map[string]int{"x": 1},
 		},
 		{
@@ -326,6 +326,16 @@ func TestExecuteHalts(t *testing.T) {
 			for i, tr := range res.History {
 				assert.Equal(t, i+1, tr.Attempt)
 			}
+			if tt.halt != "" {
+				// A halted execution failed, and says why.
+				assert.ErrorIs(t, res.Err, executor.ErrHalted)
+				var halted *executor.HaltError
+				require.ErrorAs(t, res.Err, &halted)
+				assert.Equal(t, tt.halt, halted.Halt)
+				assert.ErrorContains(t, res.Err, "replanning halted ("+tt.halt+")")
+			} else {
+				assert.NotErrorIs(t, res.Err, executor.ErrHalted)
+			}
 			if tt.check != nil {
 				tt.check(t, res, rp)
 			}
@@ -373,7 +383,8 @@ func TestExecuteMeterBudget(t *testing.T) {
 	)...)
 	require.NoError(t, err)
 	assert.Equal(t, executor.HaltBudget, res.Halt)
-	assert.Equal(t, runner.StatusReplanRequired, res.Status)
+	assert.Equal(t, runner.StatusFailed, res.Status)
+	assert.ErrorIs(t, res.Err, executor.ErrHalted)
 	assert.Equal(t, map[string]any{"a": "ok"}, res.Outputs())
 	assert.ErrorIs(t, res.Tasks["x"].Err, llm.ErrBudgetExceeded)
 	assert.Equal(t, runner.ClassBudget, res.Tasks["x"].Class)

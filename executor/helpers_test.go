@@ -14,7 +14,6 @@ import (
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -112,15 +111,15 @@ type reply struct {
 	plan     *plan.Plan
 	usage    llm.Usage
 	err      error
-	noResult bool // answer a nil *metaplanner.Result
+	noResult bool // answer a nil *executor.Repair
 }
 
 // call is what the fake replanner received.
 type call struct {
 	mission   string
 	completed map[string]any
-	failure   metaplanner.Failure
-	history   []metaplanner.Trial
+	failure   executor.Failure
+	history   []executor.Trial
 }
 
 // replanner is a scripted executor.Replanner: it answers with its replies
@@ -138,7 +137,7 @@ var errExhausted = errors.New("replanner script exhausted")
 
 func newReplanner(replies ...reply) *replanner { return &replanner{replies: replies} }
 
-func (r *replanner) Replan(ctx context.Context, mission string, completed map[string]any, failure metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error) {
+func (r *replanner) Repair(ctx context.Context, mission string, completed map[string]any, failure executor.Failure, history []executor.Trial) (*executor.Repair, error) {
 	if r.hook != nil {
 		r.hook(ctx)
 	}
@@ -146,17 +145,17 @@ func (r *replanner) Replan(ctx context.Context, mission string, completed map[st
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, call{mission: mission, completed: maps.Clone(completed), failure: failure, history: slices.Clone(history)})
 	if err := ctx.Err(); err != nil {
-		return &metaplanner.Result{}, err
+		return &executor.Repair{}, err
 	}
 	if len(r.replies) == 0 {
-		return &metaplanner.Result{}, errExhausted
+		return &executor.Repair{}, errExhausted
 	}
 	rep := r.replies[0]
 	r.replies = r.replies[1:]
 	if rep.noResult {
 		return nil, rep.err
 	}
-	return &metaplanner.Result{Route: metaplanner.RoutePlan, Plan: rep.plan, Usage: rep.usage, Attempts: 1}, rep.err
+	return &executor.Repair{Plan: rep.plan, Usage: rep.usage}, rep.err
 }
 
 // received returns what the replanner received, call by call.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -14,17 +13,17 @@ import (
 // resultDoc is what the JSON form of a Result adds to a run's. The order
 // of its fields is the order of the keys in the document.
 type resultDoc struct {
-	ReplanCount       int                 `json:"replan_count"`
-	ExecutionAttempts int                 `json:"execution_attempts"`
-	Usage             llm.Usage           `json:"usage"`
-	ReplanHistory     []metaplanner.Trial `json:"replan_history"`
-	Halt              *string             `json:"halt"`
-	Plan              *plan.Plan          `json:"plan"`
+	ReplanCount       int        `json:"replan_count"`
+	ExecutionAttempts int        `json:"execution_attempts"`
+	Usage             llm.Usage  `json:"usage"`
+	ReplanHistory     []Trial    `json:"replan_history"`
+	Halt              *string    `json:"halt"`
+	Plan              *plan.Plan `json:"plan"`
 }
 
 // MarshalJSON writes r in the JSON form of a run's result
-// ([runner.Result.MarshalJSON]), with r's RunID, Status, Err, Tasks,
-// PendingReviews, Replan and Duration, followed by what replanning adds:
+// ([runner.Result.MarshalJSON]) of its embedded run result, followed by
+// what replanning adds:
 //
 //	"replan_count", "execution_attempts",
 //	"usage": {"prompt_tokens", "completion_tokens"},
@@ -35,7 +34,7 @@ type resultDoc struct {
 //
 // The critic's Report is not written.
 func (r Result) MarshalJSON() ([]byte, error) {
-	run, err := r.run().MarshalJSON()
+	run, err := r.Result.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +42,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		ReplanCount:       r.ReplanCount,
 		ExecutionAttempts: r.ExecutionAttempts,
 		Usage:             r.Usage,
-		ReplanHistory:     append([]metaplanner.Trial{}, r.History...),
+		ReplanHistory:     append([]Trial{}, r.History...),
 		Plan:              r.Plan,
 	}
 	if r.Halt != "" {
@@ -71,22 +70,13 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("execution result: %w", err)
 	}
+	run.Usage = doc.Usage
 	*r = Result{
-		RunID: run.RunID, Status: run.Status, Err: run.Err, Tasks: run.Tasks,
-		PendingReviews: run.PendingReviews, Replan: run.Replan, Duration: run.Duration,
-		Plan: doc.Plan, ReplanCount: doc.ReplanCount, ExecutionAttempts: doc.ExecutionAttempts,
-		Usage: doc.Usage, History: doc.ReplanHistory,
+		Result: run, Plan: doc.Plan, ReplanCount: doc.ReplanCount, ExecutionAttempts: doc.ExecutionAttempts,
+		History: doc.ReplanHistory,
 	}
 	if doc.Halt != nil {
 		r.Halt = *doc.Halt
 	}
 	return nil
-}
-
-// run is r as the result of one run.
-func (r *Result) run() runner.Result {
-	return runner.Result{
-		RunID: r.RunID, Status: r.Status, Err: r.Err, Tasks: r.Tasks,
-		PendingReviews: r.PendingReviews, Replan: r.Replan, Duration: r.Duration,
-	}
 }

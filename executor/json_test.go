@@ -12,7 +12,6 @@ import (
 
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -21,14 +20,17 @@ func TestResultJSON(t *testing.T) {
 	p, err := plan.Parse([]byte(`{"mission": "m", "tasks": [{"id": "a", "agent": "echo"}, {"id": "b", "agent": "echo", "depends_on": ["a"]}]}`))
 	require.NoError(t, err)
 	res := executor.Result{
-		RunID: "r1", Status: runner.StatusFailed, Err: errors.New("task b: boom"), Plan: p,
-		Tasks: map[string]*runner.TaskResult{
-			"a": {ID: "a", Status: runner.TaskDone, Attempts: 1, Output: "x"},
-			"b": {ID: "b", Status: runner.TaskFailed, Attempts: 1, Err: errors.New("boom"), Class: runner.ClassAgentError, Diagnosis: "boom"},
+		Result: runner.Result{
+			RunID: "r1", Status: runner.StatusFailed, Err: errors.New("task b: boom"),
+			Tasks: map[string]*runner.TaskResult{
+				"a": {ID: "a", Status: runner.TaskDone, Attempts: 1, Output: "x"},
+				"b": {ID: "b", Status: runner.TaskFailed, Attempts: 1, Err: errors.New("boom"), Class: runner.ClassAgentError, Diagnosis: "boom"},
+			},
+			Duration: 2 * time.Second,
+			Usage:    llm.Usage{PromptTokens: 10, CompletionTokens: 2},
 		},
-		ReplanCount: 1, ExecutionAttempts: 2, Duration: 2 * time.Second,
-		Usage:   llm.Usage{PromptTokens: 10, CompletionTokens: 2},
-		History: []metaplanner.Trial{{Attempt: 1, TaskID: "b", Class: "agent_error", Diagnosis: "boom", NewTaskCount: 1}},
+		Plan: p, ReplanCount: 1, ExecutionAttempts: 2,
+		History: []executor.Trial{{Attempt: 1, TaskID: "b", Class: "agent_error", Diagnosis: "boom", NewTaskCount: 1}},
 		Halt:    executor.HaltSameFailure,
 	}
 	b, err := json.Marshal(res)

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
@@ -54,6 +56,11 @@ type config struct {
 	cooldown               time.Duration
 	budget                 Budget
 	meter                  Meter
+	observers              []runner.Observer
+	journal                Journal
+	history                []Trial
+	resumed                bool // history given: the plan is committed already
+	initial                map[string]any
 }
 
 func newConfig(opts []Option) config {
@@ -69,14 +76,16 @@ func newConfig(opts []Option) config {
 
 // WithPredicates compiles the predicates of every plan of the execution in
 // s, which the critic and the runner share: hand it the set the planner
-// reviewed the plan with ([metaplanner.WithPredicates]), and no predicate is
+// reviewed the plan with
+// ([github.com/dagent-dev/dagent/metaplanner.WithPredicates]), and no predicate is
 // compiled twice. Default: a set of the execution's own.
 func WithPredicates(s *verify.Set) Option {
 	return func(c *config) { c.predicates = s }
 }
 
 // WithRunner configures the runner of every execution: concurrency,
-// schedule, timeouts, backoff, observers, LLM agents. Give the registry
+// schedule, timeouts, backoff, LLM agents, observers of the runs only
+// ([WithObserver] also sees the executor's events). Give the registry
 // and Go agents with [WithRegistry] and [WithAgent] instead, which the
 // executor also checks plans against. Initial results are the executor's
 // own.
@@ -90,10 +99,11 @@ func WithReviews(decisions map[string]runner.Decision) Option {
 	return func(c *config) { c.runs = append(c.runs, runner.WithReviews(decisions)) }
 }
 
-// WithRunID names the runs of the execution: the first runs under id, and
-// the run of the k-th repair plan under id.k (id.1, id.2, ...), so that a
-// task of a repair plan never shares an idempotency key with the task of
-// an earlier plan it replaces. Default: each run gets a random id.
+// WithRunID names the execution and its runs: the plan it starts with runs
+// under id, and the k-th repair plan under id.k (id.1, id.2, ...), so that
+// a task of a repair plan never shares an idempotency key with the task of
+// an earlier plan it replaces. Default: a new id that sorts by the start
+// time ([runner.NewRunID]).
 func WithRunID(id string) Option {
 	return func(c *config) { c.runID = id }
 }
@@ -143,7 +153,8 @@ func (c *config) criticOptions() []critic.Option {
 }
 
 // WithReplanner allows replanning with p. Without it, a run that asks for a
-// replan ends as replan_required.
+// replan ends as replan_required; with it, a run the executor cannot
+// repair ends failed with a *[HaltError].
 func WithReplanner(p Replanner) Option {
 	return func(c *config) { c.planner = p }
 }
@@ -174,4 +185,48 @@ func WithCooldown(d time.Duration) Option {
 // calls' spending (nil: tokens are counted from the results).
 func WithBudget(b Budget, m Meter) Option {
 	return func(c *config) { c.budget, c.meter = b, m }
+}
+
+// WithObserver gives o the execution's events: those of every run, as
+// [runner.WithObserver] does, and between the runs the executor's own
+// (EventReplanRequested, EventRepairAdopted, EventReplanFailed,
+// EventHalted), in order. An observer's panic is recovered; the first of
+// each observer is returned by [Execute], joined with any other error.
+func WithObserver(o runner.Observer) Option {
+	return func(c *config) {
+		c.runner = append(c.runner, runner.WithObserver(o))
+		c.observers = append(c.observers, o)
+	}
+}
+
+// WithJournal commits every plan of the execution to j before it runs;
+// see [Journal]. The plan [Execute] is given is committed as version 0,
+// unless [WithHistory] says the execution resumes: then it is committed
+// already.
+func WithJournal(j Journal) Option {
+	return func(c *config) { c.journal = j }
+}
+
+// WithHistory resumes an execution that stopped before its end (its
+// process died): h is its replan history so far, and the plan [Execute]
+// is given is the plan of version len(h), the last it adopted. The
+// execution goes on from there: its first run is the run of that plan,
+// under the run id of that version (id.k, so that its tasks keep their
+// idempotency keys); the replans of h count against the limits of
+// replans in all and per task, a failure in h counts as seen for
+// [HaltSameFailure], and the result's ReplanCount, ExecutionAttempts and
+// History start from h. The count of failed executions in a row starts
+// again from 0. Give the results the execution finished with
+// [WithInitialResults]. WithHistory(nil) resumes at version 0.
+func WithHistory(h []Trial) Option {
+	return func(c *config) { c.history, c.resumed = slices.Clone(h), true }
+}
+
+// WithInitialResults gives the outputs, by task id, of the tasks an
+// earlier execution finished: they count as completed from the start,
+// as those of the execution's own runs do. Tasks of the plan among them
+// do not run; every one of them is handed to the replanner as completed,
+// and is in the result as done, with 0 attempts.
+func WithInitialResults(m map[string]any) Option {
+	return func(c *config) { c.initial = maps.Clone(m) }
 }

@@ -23,7 +23,9 @@
 // repairs tried before, so that it does not repeat an approach that
 // failed. A repair plan must keep every completed task with its id — the
 // runner skips those and reuses their results — and is reviewed like a new
-// plan, with one self-correction.
+// plan, with one self-correction. [Planner.Repair] is Replan as the
+// executor's [executor.Replanner]: a Planner repairs an execution's plans
+// as it goes, given with executor.WithReplanner.
 //
 // A [Planner] is safe for concurrent use if its [llm.Client] is.
 package metaplanner

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 )
@@ -72,4 +73,25 @@ func ExamplePlanner_Replan() {
 	// Output:
 	// fetch []
 	// digest_short [fetch]
+}
+
+// ExamplePlanner_Repair is Replan as an executor asks for it: the
+// accepted repair plan and the tokens spent. A Planner is given to an
+// execution with executor.WithReplanner.
+func ExamplePlanner_Repair() {
+	model := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		return llm.Response{Message: llm.Message{Content: `{"route": "plan", "plan": {"tasks": [
+			{"id": "fetch", "input": "List this week's GNN papers"},
+			{"id": "digest_short", "input": "Summarise each paper in one sentence: {{results.fetch}}", "depends_on": ["fetch"]}]}}`},
+			Usage: llm.Usage{PromptTokens: 900, CompletionTokens: 80}}, nil
+	})
+	var replanner executor.Replanner = metaplanner.New(model)
+	rep, err := replanner.Repair(context.Background(), "Digest this week's GNN papers",
+		map[string]any{"fetch": []any{"GNNs at scale", "Graph transformers"}},
+		executor.Failure{TaskID: "digest", Class: "timeout", Diagnosis: "timed out after 30s"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(rep.Plan.Tasks), "tasks,", rep.Usage.Total(), "tokens")
+	// Output: 2 tasks, 980 tokens
 }

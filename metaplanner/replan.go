@@ -8,45 +8,23 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 )
 
 // Failure is what went wrong in a run: the plan that ran and the task that
-// failed.
-type Failure struct {
-	// Plan is the plan that ran. Its canonical JSON is in the prompt, so
-	// that the model can copy the completed tasks and see what was tried;
-	// without it the prompt has no original plan.
-	Plan *plan.Plan `json:"plan,omitempty"`
-	// TaskID is the task that failed; empty for a failure of the run as a
-	// whole.
-	TaskID string `json:"task_id,omitempty"`
-	// Class is the failure's class, such as "timeout",
-	// "verification_failed", "agent_error", "invalid_output",
-	// "tool_refused", "budget_exceeded" or "rejected". The prompt adds
-	// advice for these classes; any other is passed on as it is.
-	Class string `json:"class,omitempty"`
-	// Diagnosis says why the task failed: the predicate's diagnosis, the
-	// agent's error, the reviewer's reason.
-	Diagnosis string `json:"diagnosis,omitempty"`
-	// Output is the task's last output, if any: a string, or any
-	// JSON-shaped value. It is cut to [WithMaxData] in the prompt.
-	Output any `json:"output,omitempty"`
-}
+// failed. Its Plan's canonical JSON is in the prompt, so that the model
+// can copy the completed tasks and see what was tried (without it the
+// prompt has no original plan); its Class adds advice to the prompt for
+// the runner's classes, any other is passed on as it is; its Output is cut
+// to [WithMaxData] in the prompt.
+type Failure = executor.Failure
 
-// Trial is an earlier repair of the same execution: which task failed, how,
-// and how large the repair plan was, so that the model does not repeat an
-// approach that failed.
-type Trial struct {
-	Attempt      int    `json:"attempt"`
-	TaskID       string `json:"task_id"`
-	Class        string `json:"class"`
-	Diagnosis    string `json:"diagnosis"`
-	Output       string `json:"output"`
-	NewTaskCount int    `json:"new_task_count"`
-}
+// Trial is an earlier repair of the same execution, which the prompt
+// shows so that the model does not repeat an approach that failed.
+type Trial = executor.Trial
 
 // Replan asks the model for a repair plan after failure: a plan that keeps
 // every task of completed, with the same id, so that the runner skips them
@@ -78,6 +56,17 @@ func (p *Planner) Replan(ctx context.Context, mission string, completed map[stri
 		{Role: llm.RoleUser, Content: prompt},
 	}
 	return p.converse(ctx, "replan", msgs, min(1, p.maxCorrections), true, keepCompleted(ids))
+}
+
+// Repair is [Planner.Replan] as an [executor.Replanner], so that a Planner
+// repairs the plans of an execution: the accepted repair plan and the
+// tokens spent. With an error the Repair has no plan, only the usage.
+func (p *Planner) Repair(ctx context.Context, mission string, completed map[string]any, failure Failure, history []Trial) (*executor.Repair, error) {
+	res, err := p.Replan(ctx, mission, completed, failure, history)
+	if err != nil {
+		return &executor.Repair{Usage: res.Usage}, err
+	}
+	return &executor.Repair{Plan: res.Plan, Usage: res.Usage}, nil
 }
 
 // completedIDs lists the ids of completed: in the order of the plan's
@@ -247,22 +236,4 @@ func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[
 	p.writeBriefRegistry(&b)
 	b.WriteString("Answer {\"route\": \"plan\", \"plan\": {...}}.\n")
 	return b.String(), nil
-}
-
-// NewTasks counts the tasks of repair that p does not have: what a repair
-// added, as [Trial.NewTaskCount] records it. A nil p has no tasks.
-func NewTasks(p, repair *plan.Plan) int {
-	have := make(map[string]bool)
-	if p != nil {
-		for i := range p.Tasks {
-			have[p.Tasks[i].ID] = true
-		}
-	}
-	n := 0
-	for i := range repair.Tasks {
-		if !have[repair.Tasks[i].ID] {
-			n++
-		}
-	}
-	return n
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
@@ -283,10 +284,33 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
-func TestNewTasks(t *testing.T) {
-	old := &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "x"), plan.NewTask("b", "y")}}
-	repair := &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "x"), plan.NewTask("b2", "y"), plan.NewTask("c", "z")}}
-	assert.Equal(t, 2, metaplanner.NewTasks(old, repair))
-	assert.Equal(t, 3, metaplanner.NewTasks(nil, repair))
-	assert.Equal(t, 0, metaplanner.NewTasks(repair, repair))
+var _ executor.Replanner = (*metaplanner.Planner)(nil)
+
+// TestRepair: Repair is Replan as the executor asks it: the accepted plan
+// and the usage; with an error, the usage only, never the rejected plan.
+func TestRepair(t *testing.T) {
+	tests := []struct {
+		name    string
+		replies []reply
+		plan    bool
+		err     error
+		usage   int
+	}{
+		{"accepted", []reply{planAnswer(repairPlan)}, true, nil, 110},
+		{"drops completed tasks twice", []reply{planAnswer(dropPlan), planAnswer(dropPlan)}, false, metaplanner.ErrNoValidPlan, 220},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newScript(tt.replies...)
+			rep, err := metaplanner.New(s.client()).Repair(context.Background(), "", completed(), failure(t), nil)
+			require.NotNil(t, rep)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.plan, rep.Plan != nil)
+			assert.Equal(t, tt.usage, rep.Usage.Total())
+		})
+	}
 }

@@ -68,6 +68,21 @@ type Event struct {
 	// Usage is the token usage of every attempt of the task on its final
 	// event, and of the whole run on EventRunFinished.
 	Usage agent.Usage
+
+	// The fields below are set only on the events of an execution that
+	// replans (package executor), which come between its runs.
+
+	// Class is the class of the failure a replan is about.
+	Class Class
+	// Version is the version of the plan an execution event is about: 0
+	// for the plan the execution started with, k for its k-th repair.
+	Version int
+	// Tasks and NewTasks count the tasks of an adopted repair plan, and
+	// those of them the plan it replaces did not have.
+	Tasks    int
+	NewTasks int
+	// Halt says why the execution stopped replanning.
+	Halt string
 }
 
 // Observer receives a run's events.

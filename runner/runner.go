@@ -207,7 +207,7 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 		started:    time.Now(),
 	}
 	if r.id == "" {
-		r.id = newRunID(r.started)
+		r.id = NewRunID(r.started)
 	}
 	for i := range p.Tasks {
 		r.state[i].res.ID, r.state[i].res.Status = p.Tasks[i].ID, TaskPending
@@ -481,8 +481,9 @@ func (r *run) result(ctx context.Context) *Result {
 	return res
 }
 
-// newRunID returns an id that sorts by start time and is unique in practice.
-func newRunID(t time.Time) string {
+// NewRunID returns a new run id that sorts by t, the run's start, and is
+// unique in practice: the id of a run not given one with [WithRunID].
+func NewRunID(t time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return t.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"time"
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
@@ -36,7 +32,7 @@ type executeArgs struct {
 
 // execute plans the mission when there is no plan, then runs the plan
 // through the executor, which repairs it with the meta-planner when a run
-// asks for a new plan. It returns the outcome as a run's result (nil when
+// asks for a new plan. It returns the execution's run result (nil when
 // nothing ran) and the command's error, which carries the exit code.
 func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Result, error) {
 	meter, err := a.llm.client(true)
@@ -62,15 +58,17 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 			fmt.Fprintf(out, "planned %s in %s\n", prose.Plural(len(p.Tasks), "task"), prose.Plural(res.Attempts, "attempt"))
 		}
 	}
-	last := &lastRun{}
-	opts := []executor.Option{executor.WithRunner(append(a.runner, runner.WithObserver(last))...)}
+	opts := []executor.Option{executor.WithRunner(a.runner...)}
 	if a.reg != nil {
 		opts = append(opts, executor.WithRegistry(a.reg))
+	}
+	if a.progress != nil {
+		opts = append(opts, executor.WithObserver(a.progress))
 	}
 	res, err := executor.Execute(ctx, p, a.mission, append(opts,
 		executor.WithRunID(a.runID),
 		executor.WithReviews(a.reviews),
-		executor.WithReplanner(&announcer{planner: a.llm.f.planner(meter, a.reg), progress: a.progress}),
+		executor.WithReplanner(a.llm.f.planner(meter, a.reg)),
 		executor.WithMaxReplans(a.f.maxReplans),
 		executor.WithMaxReplansPerTask(a.f.maxReplansPerTask),
 		executor.WithCooldown(a.f.cooldown),
@@ -90,10 +88,7 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 		}
 		return nil, err
 	}
-	rr := &runner.Result{
-		RunID: cmp.Or(a.runID, last.id()), Status: res.Status, Err: res.Err, Tasks: res.Tasks,
-		PendingReviews: res.PendingReviews, Replan: res.Replan, Duration: res.Duration,
-	}
+	rr := &res.Result
 	if a.quiet {
 		return rr, runExit(res.Status)
 	}
@@ -101,7 +96,7 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 		fmt.Fprintln(errOut, "dagent:", err)
 	}
 	if a.f.format == "json" {
-		err = writeExecutionJSON(out, rr, res, meter.Usage())
+		err = writeExecutionJSON(out, res, meter.Usage())
 	} else {
 		err = writeSummary(out, res.Plan, rr, summaryExtra{replans: res.ReplanCount, halt: res.Halt})
 	}
@@ -111,62 +106,10 @@ func execute(ctx context.Context, cmd *cobra.Command, a executeArgs) (*runner.Re
 	return rr, runExit(res.Status)
 }
 
-// lastRun is an observer that keeps the id of the last run started.
-type lastRun struct {
-	mu    sync.Mutex
-	runID string
-}
-
-func (l *lastRun) Observe(e runner.Event) {
-	if e.Kind == runner.EventRunStarted {
-		l.mu.Lock()
-		l.runID = e.RunID
-		l.mu.Unlock()
-	}
-}
-
-func (l *lastRun) id() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.runID
-}
-
-// announcer is the executor's replanner: the meta-planner, with a progress
-// line for each replan in the text format.
-type announcer struct {
-	planner  *metaplanner.Planner
-	progress *progress
-}
-
-func (a *announcer) Replan(ctx context.Context, mission string, completed map[string]any, f metaplanner.Failure, history []metaplanner.Trial) (*metaplanner.Result, error) {
-	res, err := a.planner.Replan(ctx, mission, completed, f, history)
-	if a.progress == nil {
-		return res, err
-	}
-	why := f.Class
-	if f.Diagnosis != "" {
-		why += ": " + oneLine(f.Diagnosis, 100)
-	}
-	switch {
-	case err != nil:
-		a.progress.note(fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", f.TaskID, why, oneLine(err.Error(), 200)))
-	case res != nil && res.Plan != nil:
-		a.progress.note(fmt.Sprintf("replan %d after %s failed (%s): %s added", len(history)+1, f.TaskID, why, prose.Plural(metaplanner.NewTasks(f.Plan, res.Plan), "task")))
-	}
-	return res, err
-}
-
 // writeExecutionJSON prints the --format json document of a run that
-// replans: res under the run's id, with the usage of every LLM call of
-// the command.
-func writeExecutionJSON(w io.Writer, rr *runner.Result, res *executor.Result, usage llm.Usage) error {
+// replans: res with the usage of every LLM call of the command.
+func writeExecutionJSON(w io.Writer, res *executor.Result, usage llm.Usage) error {
 	doc := *res
-	doc.RunID, doc.Usage = rr.RunID, usage
+	doc.Usage = usage
 	return encodeJSON(w, doc)
-}
-
-// note prints a line that is no event of a run, timed from the start of
-// the last run.
-func (p *progress) note(line string) {
-	fmt.Fprintf(p.w, "%8s  %s\n", round(time.Since(p.start)), line)
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // progress prints one line per state change of a run, with the time since
-// the run started. It is an observer: it runs on its own goroutine and the
-// runner waits for it before Run returns.
+// the run started, and one per repair of an execution that replans. It is
+// an observer: it runs on its own goroutine and the runner waits for it
+// before Run returns; the executor's events come between the runs.
 type progress struct {
 	w     io.Writer
 	start time.Time
@@ -64,10 +65,24 @@ func (p *progress) Observe(e runner.Event) {
 		line = e.TaskID + ": skipped: " + oneLine(errString(e.Err), 100)
 	case runner.EventTaskWaiting:
 		line = e.TaskID + ": waiting for review"
+	case executor.EventRepairAdopted:
+		line = fmt.Sprintf("replan %d after %s failed (%s): %s added", e.Version, e.TaskID, failureWhy(e), prose.Plural(e.NewTasks, "task"))
+	case executor.EventReplanFailed:
+		line = fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), oneLine(errString(e.Err), 200))
 	default:
 		return
 	}
 	fmt.Fprintf(p.w, "%8s  %s\n", round(e.Time.Sub(p.start)), line)
+}
+
+// failureWhy is the class and diagnosis of the failure an executor's event
+// is about.
+func failureWhy(e runner.Event) string {
+	why := string(e.Class)
+	if e.Diagnosis != "" {
+		why += ": " + oneLine(e.Diagnosis, 100)
+	}
+	return why
 }
 
 // summaryExtra is what a summary of a run that replanned adds.

@@ -314,7 +314,6 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 	if f.format == "text" && !a.quiet {
 		// The run's id comes first, when it starts (or its plan is made).
 		prog = &progress{w: out, announce: sync.OnceFunc(func() { fmt.Fprintf(out, "run %s\n", a.runID) })}
-		opts = append(opts, runner.WithObserver(prog))
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -325,6 +324,9 @@ func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
 	}
 	if f.replanning() {
 		return execute(ctx, cmd, executeArgs{plan: a.plan(), mission: a.mission, reg: a.reg, llm: l, runner: opts, reviews: a.reviews, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
+	}
+	if prog != nil {
+		opts = append(opts, runner.WithObserver(prog))
 	}
 	res, err = runner.New(opts...).Run(ctx, a.dag, runner.WithRunID(a.runID),
 		runner.WithInitialResults(a.initial), runner.WithReviews(a.reviews))

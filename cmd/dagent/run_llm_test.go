@@ -252,18 +252,39 @@ func TestRunReplanHalts(t *testing.T) {
 	planPath := filepath.Join(dir, "plan.json")
 	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
 
+	// Replanning was asked for and refused: the run failed, with the halt
+	// as its error.
 	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--replan", "--max-replans", "0")
-	require.Equal(t, exitReplan, code, stderr)
-	assert.Equal(t, "replan_required", doc["status"])
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Equal(t, "failed", doc["status"])
 	assert.Equal(t, "max_replans", doc["halt"])
+	assert.Contains(t, doc["error"], "replanning halted (max_replans): task b failed and no replan is left: ")
 	assert.Equal(t, 0.0, doc["replan_count"])
 	assert.Equal(t, []any{}, doc["replan_history"])
 	assert.Empty(t, f.got(kindRepair))
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "flaky-ran")))
 	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan", "--max-replans", "0")
-	require.Equal(t, exitReplan, code, stderr)
-	assert.Contains(t, stdout, "replanning halted (max_replans): the replans reached --max-replans\nreplan required by task b: ")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Regexp(t, `replanning halted \(max_replans\): the replans reached --max-replans\nfailed after \S+: replanning halted \(max_replans\): task b failed and no replan is left: `, stdout)
+}
+
+// TestRunReplanFails: the planner's answer drops the completed task every
+// time, so there is no repair plan: the progress says so, and the run
+// fails halted.
+func TestRunReplanFails(t *testing.T) {
+	dropA := `{"tasks": [{"id": "b_again", "agent": "flaky", "input": "try again"}]}`
+	startLLM(t, script{kindRepair: {route(dropA)}})
+	dir := t.TempDir()
+	reg := flakyRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
+
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Regexp(t, `(?m)^ +\S+  replan after b failed \(agent_error: .*flaky failure\): no repair plan: metaplanner: no valid plan after 2 attempts: .*\[dropped_completed\]$`, stdout)
+	assert.Contains(t, stdout, "replanning halted (replan_failed): the planner gave no repair plan\nfailed after ")
+	assert.Contains(t, stdout, ": replanning halted (replan_failed): no repair plan after task b failed: ")
 }
 
 func TestRunMission(t *testing.T) {
