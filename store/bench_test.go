@@ -81,3 +81,32 @@ func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Opti
 	b.ReportMetric(perTask(journaled)-perTask(base), "µs/task")
 	b.ReportMetric(float64(journaled)/float64(base), "ratio")
 }
+
+// BenchmarkCommitTask measures one durable task commit on a SQLite file: a
+// new task's first state (insert) and a task's later state (replace).
+func BenchmarkCommitTask(b *testing.B) {
+	for _, mode := range []string{"insert", "replace"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.CreateRun(ctx, store.Run{ID: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+			out := []byte(`{"text":"a small output of a task","n":42}`)
+			i := 0
+			for b.Loop() {
+				id := "t" + strconv.Itoa(i)
+				if mode == "replace" {
+					id = "t" + strconv.Itoa(i%100)
+				}
+				i++
+				if err := s.CommitTask(ctx, "bench", store.Task{ID: id, Status: "done", Attempts: 1, Output: out}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

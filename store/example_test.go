@@ -171,3 +171,71 @@ func ExampleReplayer() {
 	// Paris. <nil>
 	// true
 }
+
+// A replanning run commits each plan it adopts through its Journal, with
+// the repair that led to it; the tasks committed after are that version's.
+// Load gives every version, every committed state (Commits) and each task's
+// latest state (Tasks).
+func ExampleJournal_CommitPlan() {
+	dir, err := os.MkdirTemp("", "dagent-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+
+	first := []byte(`{"tasks":[{"id":"fetch"},{"id":"parse","depends_on":["fetch"]}]}`)
+	if err := s.CreateRun(ctx, store.Run{ID: "r1", Plan: first, Spec: []byte(`{"version":1}`)}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	j := store.NewJournal(s, "r1")
+	commit := func(id string, status runner.TaskStatus) {
+		if err := j.Commit(ctx, runner.Commit{TaskID: id, Status: status, Attempts: 1}); err != nil {
+			fmt.Println(err)
+		}
+	}
+	if err := j.CommitPlan(ctx, 0, first, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	commit("fetch", runner.TaskDone)
+	commit("parse", runner.TaskFailed)
+
+	// The planner repairs the plan: version 1.
+	repaired := []byte(`{"tasks":[{"id":"fetch"},{"id":"parse","input":"lenient","depends_on":["fetch"]}]}`)
+	if err := j.CommitPlan(ctx, 1, repaired, []byte(`{"failed":"parse","error":"bad date"}`)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	commit("parse", runner.TaskDone)
+
+	rec, err := s.Load(ctx, "r1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, v := range rec.Plans {
+		fmt.Printf("plan version %d trial=%s\n", v.Version, v.Trial)
+	}
+	for _, t := range rec.Commits {
+		fmt.Printf("commit %s@%d %s\n", t.ID, t.Version, t.Status)
+	}
+	fmt.Println("latest parse:", rec.Tasks["parse"].Status, "of version", rec.Tasks["parse"].Version)
+	fmt.Println("at the repaired plan:", string(rec.LatestPlan()) == string(repaired))
+	// Output:
+	// plan version 0 trial=
+	// plan version 1 trial={"failed":"parse","error":"bad date"}
+	// commit fetch@0 done
+	// commit parse@0 failed
+	// commit parse@1 done
+	// latest parse: done of version 1
+	// at the repaired plan: true
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
@@ -19,7 +20,9 @@ import (
 // task counts as settled) and a [runner.Observer] (give it to [runner.WithObserver]:
 // the events are appended to the run's timeline, and the run's status is
 // set when the run finishes). [Journal.RecordLLM] keeps the run's LLM exchanges for
-// replay. The run must exist in the store ([Store.CreateRun]) before it starts, and
+// replay. A replanning run commits each plan it adopts with
+// [Journal.CommitPlan], so that the tasks committed after it are that plan
+// version's. The run must exist in the store ([Store.CreateRun]) before it starts, and
 // the runner should be given [runner.WithRunID] with the same id, so that a
 // resumed run keeps its requests' idempotency keys.
 //
@@ -33,8 +36,9 @@ import (
 // A Journal is safe for concurrent use. There is no useful zero Journal:
 // create it with [NewJournal].
 type Journal struct {
-	s     Store
-	runID string
+	s       Store
+	runID   string
+	version atomic.Int64 // of the plan whose execution commits tasks
 
 	mu       sync.Mutex
 	idle     sync.Cond // signalled when writing stops
@@ -59,13 +63,28 @@ func NewJournal(s Store, runID string) *Journal {
 // RunID is the id of the journaled run.
 func (j *Journal) RunID() string { return j.runID }
 
+// CommitPlan records version of the run's plan with [Store.CommitPlan] —
+// the canonical plan, and the repair that led to it (nil for version 0) —
+// and, once it is durable, makes it the journal's version: the task states
+// committed after it are that version's. Until the first CommitPlan, they
+// are version 0's. A resumed run commits its current version again, with
+// its plan and trial, to go on with it.
+func (j *Journal) CommitPlan(ctx context.Context, version int, plan, trial json.RawMessage) error {
+	if err := j.s.CommitPlan(ctx, j.runID, PlanVersion{Version: version, Plan: plan, Trial: trial}); err != nil {
+		return err
+	}
+	j.version.Store(int64(version))
+	return nil
+}
+
 // Commit implements [runner.Journal]: it records c as the task's final state
-// (the output as JSON, the error as text) and returns once it is durable.
+// in the journal's plan version (see [Journal.CommitPlan]), the output as
+// JSON and the error as text, and returns once it is durable.
 // An output that cannot be written as JSON is an error, which halts the
 // run: a result the journal cannot keep would be lost on resume.
 func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
 	t := Task{
-		ID: c.TaskID, Status: string(c.Status), Attempts: c.Attempts, Diagnosis: c.Diagnosis,
+		ID: c.TaskID, Version: int(j.version.Load()), Status: string(c.Status), Attempts: c.Attempts, Diagnosis: c.Diagnosis,
 		Started: c.Started, Duration: c.Duration,
 		Tokens: Usage{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens},
 	}
@@ -217,11 +236,12 @@ func Replayer(rec *Record) (llm.Client, error) {
 	return c, nil
 }
 
-// Resume returns what a run resumes from: the outputs of its done tasks, by
-// id, for [runner.WithInitialResults] (JSON decoded with UseNumber, as agents'
-// outputs are), and the tasks waiting for a review decision, in plan order.
-// Tasks that failed, were skipped or were in flight are in neither: a
-// resumed run runs them again.
+// Resume returns what a run resumes from: the outputs of the tasks whose
+// latest state ([Record.Tasks]) is done, by id, for
+// [runner.WithInitialResults] (JSON decoded with UseNumber, as agents'
+// outputs are), and the tasks waiting for a review decision, in the order
+// of the latest plan ([Record.LatestPlan]). Tasks that failed, were skipped
+// or were in flight are in neither: a resumed run runs them again.
 func Resume(rec *Record) (outputs map[string]any, waiting []string, err error) {
 	outputs = map[string]any{}
 	for id, t := range rec.Tasks {
@@ -239,7 +259,7 @@ func Resume(rec *Record) (outputs map[string]any, waiting []string, err error) {
 			waiting = append(waiting, id)
 		}
 	}
-	order := planOrder(rec.Plan)
+	order := planOrder(rec.LatestPlan())
 	slices.SortFunc(waiting, func(a, b string) int {
 		ia, oka := order[a]
 		ib, okb := order[b]

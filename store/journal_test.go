@@ -212,7 +212,14 @@ func TestJournalFailedRun(t *testing.T) {
 // failingStore fails the writes it is told to.
 type failingStore struct {
 	store.Store
-	failEvents, failCommits, failExchanges bool
+	failEvents, failCommits, failExchanges, failPlans bool
+}
+
+func (f *failingStore) CommitPlan(ctx context.Context, runID string, v store.PlanVersion) error {
+	if f.failPlans {
+		return errors.New("disk full")
+	}
+	return f.Store.CommitPlan(ctx, runID, v)
 }
 
 func (f *failingStore) AppendEvents(ctx context.Context, runID string, events []store.Event) error {
@@ -288,6 +295,55 @@ func TestJournalUnknownRun(t *testing.T) {
 	assert.ErrorIs(t, j.Commit(ctx, runner.Commit{TaskID: "a", Status: runner.TaskDone}), store.ErrNotFound)
 	j.Observe(runner.Event{Kind: runner.EventRunFinished, Status: runner.StatusCompleted})
 	assert.ErrorIs(t, j.Err(), store.ErrNotFound)
+}
+
+// A journal commits tasks as version 0's until a plan version is committed
+// through it, then as that version's; a plan version it fails to commit
+// does not become its version.
+func TestJournalCommitPlan(t *testing.T) {
+	s := open(t)
+	first := onePlan()
+	createRun(t, s, "r", first)
+	fs := &failingStore{Store: s}
+	j := store.NewJournal(fs, "r")
+	run := func(p *plan.Plan) {
+		t.Helper()
+		res, err := runner.New(runner.WithAgent("go", okAgent), runner.WithJournal(j), runner.WithObserver(j)).RunPlan(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, runner.StatusCompleted, res.Status)
+	}
+	run(first)
+
+	repair := &plan.Plan{Tasks: append(first.Tasks, plan.NewTask("b", "y"))}
+	repair.Tasks[1].Agent = "go"
+	canon, err := repair.Canonical()
+	require.NoError(t, err)
+	trial := json.RawMessage(`{"failed":"a","repair":"add b"}`)
+	err = j.CommitPlan(ctx, 1, canon, trial)
+	require.Error(t, err, "no version 0 yet")
+	assert.Contains(t, err.Error(), "the first is 0")
+	first0, err := first.Canonical()
+	require.NoError(t, err)
+	require.NoError(t, j.CommitPlan(ctx, 0, first0, nil))
+	fs.failPlans = true
+	require.Error(t, j.CommitPlan(ctx, 1, canon, trial))
+	fs.failPlans = false
+	run(first) // still version 0's
+	require.NoError(t, j.CommitPlan(ctx, 1, canon, trial))
+	run(repair)
+
+	rec, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	require.Len(t, rec.Plans, 2)
+	assert.Equal(t, 1, rec.Plans[1].Version)
+	assert.JSONEq(t, string(trial), string(rec.Plans[1].Trial))
+	assert.Nil(t, rec.Plans[0].Trial)
+	var got []string
+	for _, c := range rec.Commits {
+		got = append(got, fmt.Sprintf("%s@%d", c.ID, c.Version))
+	}
+	assert.Equal(t, []string{"a@0", "a@1", "b@1"}, got)
+	assert.Equal(t, 1, rec.Tasks["a"].Version)
 }
 
 // fakeLLM answers by the last user message; "again" answers differently
@@ -407,6 +463,12 @@ func TestResumeOrderAndErrors(t *testing.T) {
 		"a":     map[string]any{"n": json.Number("12345678901234567890"), "f": json.Number("1.5")},
 		"empty": nil,
 	}, outputs)
+
+	// Waiting tasks come in the order of the latest plan version.
+	rec.Plans = []store.PlanVersion{{Version: 0, Plan: p}, {Version: 1, Plan: json.RawMessage(`{"tasks":[{"id":"zz"},{"id":"r"}]}`)}}
+	_, waiting, err = store.Resume(rec)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"zz", "r", "b"}, waiting)
 
 	rec.Tasks["a"] = store.Task{ID: "a", Status: "done", Output: json.RawMessage(`{broken`)}
 	_, _, err = store.Resume(rec)

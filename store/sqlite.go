@@ -50,7 +50,7 @@ type SQLite struct {
 	w    *sql.DB // writes: one connection, BEGIN IMMEDIATE
 	r    *sql.DB // reads
 
-	upsertTask, insertEvent, insertExchange, lastEvent, lastExchange *sql.Stmt
+	upsertTask, insertEvent, insertExchange, lastEvent, lastExchange, lastPlan, upsertPlan *sql.Stmt
 
 	closeOnce sync.Once
 	closeErr  error
@@ -195,10 +195,46 @@ var migrations = [][]string{
 		) WITHOUT ROWID`,
 		`CREATE INDEX exchanges_by_key ON exchanges (run_id, key)`,
 	},
+	// 2: the run's spec instead of its options, the versions of its plan,
+	// and a task's state in each plan version (a state kept by schema 1 is
+	// the task's state in plan version 0).
+	{
+		`ALTER TABLE runs RENAME COLUMN options TO spec`,
+		`CREATE TABLE plans (
+			run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			version   INTEGER NOT NULL,  -- 0, 1, 2, ...
+			plan      TEXT NOT NULL,     -- canonical plan JSON
+			trial     TEXT,              -- JSON: the repair that led to it
+			plan_hash TEXT NOT NULL,     -- hex sha256 of plan, 12 digits
+			total     INTEGER NOT NULL,  -- tasks of the plan
+			committed INTEGER NOT NULL,  -- Unix nanoseconds
+			PRIMARY KEY (run_id, version)
+		) WITHOUT ROWID`,
+		`CREATE TABLE tasks_v2 (
+			run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			task_id    TEXT NOT NULL,
+			version    INTEGER NOT NULL, -- of the plan whose execution committed it
+			status     TEXT NOT NULL,
+			attempts   INTEGER NOT NULL,
+			output     TEXT,             -- JSON
+			error      TEXT NOT NULL DEFAULT '',
+			diagnosis  TEXT NOT NULL DEFAULT '',
+			started    INTEGER,          -- Unix nanoseconds
+			duration   INTEGER NOT NULL, -- nanoseconds
+			prompt_tokens     INTEGER NOT NULL,
+			completion_tokens INTEGER NOT NULL,
+			committed  INTEGER NOT NULL,
+			PRIMARY KEY (run_id, task_id, version)
+		) WITHOUT ROWID`,
+		`INSERT INTO tasks_v2 (run_id, task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
+			SELECT run_id, task_id, 0, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed FROM tasks`,
+		`DROP TABLE tasks`,
+		`ALTER TABLE tasks_v2 RENAME TO tasks`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {
@@ -237,9 +273,9 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.upsertTask, `INSERT INTO tasks (run_id, task_id, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (run_id, task_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+		{&s.upsertTask, `INSERT INTO tasks (run_id, task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, task_id, version) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
 				output = excluded.output, error = excluded.error, diagnosis = excluded.diagnosis, started = excluded.started,
 				duration = excluded.duration, prompt_tokens = excluded.prompt_tokens,
 				completion_tokens = excluded.completion_tokens, committed = excluded.committed`},
@@ -247,6 +283,10 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		{&s.insertExchange, `INSERT INTO exchanges (run_id, seq, key, exchange) VALUES (?, ?, ?, ?)`},
 		{&s.lastEvent, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1)`},
 		{&s.lastExchange, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM exchanges WHERE run_id = ?1)`},
+		{&s.lastPlan, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(version), -1) FROM plans WHERE run_id = ?1)`},
+		{&s.upsertPlan, `INSERT INTO plans (run_id, version, plan, trial, plan_hash, total, committed) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id, version) DO UPDATE SET plan = excluded.plan, trial = excluded.trial,
+				plan_hash = excluded.plan_hash, total = excluded.total, committed = excluded.committed`},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.query)
 		if err != nil {
@@ -261,7 +301,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		for _, st := range []*sql.Stmt{s.upsertTask, s.insertEvent, s.insertExchange, s.lastEvent, s.lastExchange} {
+		for _, st := range []*sql.Stmt{s.upsertTask, s.insertEvent, s.insertExchange, s.lastEvent, s.lastExchange, s.lastPlan, s.upsertPlan} {
 			if st != nil {
 				errs = append(errs, st.Close())
 			}
@@ -445,7 +485,7 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: the run has no id")
 	}
-	if err := errors.Join(checkJSON("the plan", r.Plan), checkJSON("the options", r.Options)); err != nil {
+	if err := errors.Join(checkJSON("the plan", r.Plan), checkJSON("the spec", r.Spec)); err != nil {
 		return fmt.Errorf("store: create run %q: %w", r.ID, err)
 	}
 	created := r.Created
@@ -453,9 +493,9 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 		created = time.Now()
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, plan, plan_hash, total, mission, options, status, error, created, updated)
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
 			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
-			r.ID, text(r.Plan), planHash(r.Plan), planTasks(r.Plan), r.Mission, text(r.Options), StatusRunning,
+			r.ID, text(r.Plan), planHash(r.Plan), planTasks(r.Plan), r.Mission, text(r.Spec), StatusRunning,
 			created.UnixNano(), created.UnixNano())
 		if err != nil {
 			return err
@@ -473,11 +513,51 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	return nil
 }
 
-// CommitTask implements [Store]: the task's row is replaced in one
+// CommitPlan implements [Store]: the version's row is written in one
 // transaction, committed before it returns.
+func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) error {
+	if v.Version < 0 {
+		return fmt.Errorf("store: run %q: commit plan version %d: a version is 0 or more", runID, v.Version)
+	}
+	if v.Plan == nil {
+		return fmt.Errorf("store: run %q: commit plan version %d: no plan given", runID, v.Version)
+	}
+	if err := errors.Join(checkJSON("the plan", v.Plan), checkJSON("the trial", v.Trial)); err != nil {
+		return fmt.Errorf("store: run %q: commit plan version %d: %w", runID, v.Version, err)
+	}
+	committed := v.Committed
+	if committed.IsZero() {
+		committed = time.Now()
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		latest, err := last(ctx, tx.StmtContext(ctx, s.lastPlan), runID)
+		if err != nil {
+			return err
+		}
+		if next := latest + 1; v.Version > next {
+			if next == 0 {
+				return errors.New("the run has no plan version yet: the first is 0")
+			}
+			return fmt.Errorf("the run's latest plan version is %d: the next is %d", latest, next)
+		}
+		_, err = tx.StmtContext(ctx, s.upsertPlan).ExecContext(ctx, runID, v.Version, string(v.Plan), text(v.Trial),
+			planHash(v.Plan), planTasks(v.Plan), committed.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: commit plan version %d: %w", runID, v.Version, err)
+	}
+	return nil
+}
+
+// CommitTask implements [Store]: the row of the task's state in its
+// version is replaced in one transaction, committed before it returns.
 func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
 	if t.ID == "" {
 		return fmt.Errorf("store: run %q: commit task: the task has no id", runID)
+	}
+	if t.Version < 0 {
+		return fmt.Errorf("store: run %q: commit task %q: plan version %d: a version is 0 or more", runID, t.ID, t.Version)
 	}
 	if err := checkJSON("the output", t.Output); err != nil {
 		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
@@ -490,7 +570,7 @@ func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		// The run's existence is the foreign key's to check: the runs row,
 		// which holds the plan, is not written.
-		_, err := tx.StmtContext(ctx, s.upsertTask).ExecContext(ctx, runID, t.ID, t.Status, t.Attempts, out, t.Error, t.Diagnosis,
+		_, err := tx.StmtContext(ctx, s.upsertTask).ExecContext(ctx, runID, t.ID, t.Version, t.Status, t.Attempts, out, t.Error, t.Diagnosis,
 			nanos(t.Started), int64(t.Duration), t.Tokens.Prompt, t.Tokens.Completion, committed.UnixNano())
 		if isForeignKey(err) {
 			return ErrNotFound
@@ -526,8 +606,8 @@ func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) e
 	return nil
 }
 
-// last returns the last seq of the run's events or exchanges, or
-// ErrNotFound.
+// last returns the last seq of the run's events or exchanges, or its last
+// plan version (-1 for none), or ErrNotFound.
 func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
 	var exists sql.NullInt64
 	var seq int
@@ -610,22 +690,42 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 	}
 	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
 	rec := &Record{Tasks: map[string]Task{}}
-	var plan, opts []byte
+	var plan, spec []byte
 	var created, updated sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT id, plan, mission, options, created, status, error,
-			MAX(updated, COALESCE((SELECT MAX(committed) FROM tasks WHERE run_id = runs.id), 0))
+	err = tx.QueryRowContext(ctx, `SELECT id, plan, mission, spec, created, status, error,
+			MAX(updated, COALESCE((SELECT MAX(committed) FROM tasks WHERE run_id = runs.id), 0),
+				COALESCE((SELECT MAX(committed) FROM plans WHERE run_id = runs.id), 0))
 		FROM runs WHERE id = ?`, runID).
-		Scan(&rec.ID, &plan, &rec.Mission, &opts, &created, &rec.Status, &rec.Error, &updated)
+		Scan(&rec.ID, &plan, &rec.Mission, &spec, &created, &rec.Status, &rec.Error, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec.Plan, rec.Options, rec.Created, rec.Updated = raw(plan), raw(opts), timeOf(created), timeOf(updated)
+	rec.Plan, rec.Spec, rec.Created, rec.Updated = raw(plan), raw(spec), timeOf(created), timeOf(updated)
 
-	rows, err := tx.QueryContext(ctx, `SELECT task_id, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed
-		FROM tasks WHERE run_id = ? ORDER BY task_id`, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT version, plan, trial, committed FROM plans WHERE run_id = ? ORDER BY version`, runID)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var v PlanVersion
+		var plan, trial []byte
+		var committed sql.NullInt64
+		if err := rows.Scan(&v.Version, &plan, &trial, &committed); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		v.Plan, v.Trial, v.Committed = raw(plan), raw(trial), timeOf(committed)
+		rec.Plans = append(rec.Plans, v)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+
+	rows, err = tx.QueryContext(ctx, `SELECT task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed
+		FROM tasks WHERE run_id = ? ORDER BY version, task_id`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -634,12 +734,13 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		var out []byte
 		var started, committed sql.NullInt64
 		var dur int64
-		if err := rows.Scan(&t.ID, &t.Status, &t.Attempts, &out, &t.Error, &t.Diagnosis, &started, &dur, &t.Tokens.Prompt, &t.Tokens.Completion, &committed); err != nil {
+		if err := rows.Scan(&t.ID, &t.Version, &t.Status, &t.Attempts, &out, &t.Error, &t.Diagnosis, &started, &dur, &t.Tokens.Prompt, &t.Tokens.Completion, &committed); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t.Output, t.Started, t.Duration, t.Committed = raw(out), timeOf(started), time.Duration(dur), timeOf(committed)
-		rec.Tasks[t.ID] = t
+		rec.Commits = append(rec.Commits, t)
+		rec.Tasks[t.ID] = t // by version: a later version's state overwrites an earlier one's
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
@@ -694,10 +795,17 @@ func raw(b []byte) json.RawMessage {
 
 // List implements [Store].
 func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
+	// A run's latest plan is its highest plan version's, else the plan it
+	// started with; a task's latest state is its highest version's.
 	rows, err := s.r.QueryContext(ctx, `SELECT r.id, r.created,
-			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0)),
-			r.status, r.total, r.mission, r.plan_hash,
-			(SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done')
+			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0),
+				COALESCE((SELECT MAX(p.committed) FROM plans p WHERE p.run_id = r.id), 0)),
+			r.status,
+			COALESCE((SELECT p.total FROM plans p WHERE p.run_id = r.id ORDER BY p.version DESC LIMIT 1), r.total),
+			r.mission,
+			COALESCE((SELECT p.plan_hash FROM plans p WHERE p.run_id = r.id ORDER BY p.version DESC LIMIT 1), r.plan_hash),
+			(SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'
+				AND t.version = (SELECT MAX(u.version) FROM tasks u WHERE u.run_id = t.run_id AND u.task_id = t.task_id))
 		FROM runs r ORDER BY r.created DESC, r.id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)

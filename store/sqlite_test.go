@@ -95,7 +95,7 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 		tables = append(tables, n)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []string{"events", "exchanges", "runs", "schema_version", "tasks"}, tables)
+	assert.Equal(t, []string{"events", "exchanges", "plans", "runs", "schema_version", "tasks"}, tables)
 	var mode string
 	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)
@@ -328,8 +328,10 @@ func TestForeignKeysAndCascade(t *testing.T) {
 	db := raw(t, path)
 	_, err := db.Exec(`PRAGMA foreign_keys = ON`)
 	require.NoError(t, err)
-	_, err = db.Exec(`INSERT INTO tasks (run_id, task_id, status, attempts, duration, prompt_tokens, completion_tokens, committed) VALUES ('ghost', 'a', 'done', 1, 0, 0, 0, 0)`)
-	assert.Error(t, err, "a task of no run is refused")
+	_, err = db.Exec(`INSERT INTO tasks (run_id, task_id, version, status, attempts, duration, prompt_tokens, completion_tokens, committed) VALUES ('ghost', 'a', 0, 'done', 1, 0, 0, 0, 0)`)
+	assert.ErrorContains(t, err, "FOREIGN KEY", "a task of no run is refused")
+	_, err = db.Exec(`INSERT INTO plans (run_id, version, plan, plan_hash, total, committed) VALUES ('ghost', 0, '{}', '', 0, 0)`)
+	assert.ErrorContains(t, err, "FOREIGN KEY", "a plan of no run is refused")
 }
 
 func TestCheckFindsCorruption(t *testing.T) {
@@ -388,4 +390,141 @@ func TestOpenConcurrentlyOnANewFile(t *testing.T) {
 		require.NoError(t, raw(t, path).QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&n))
 		assert.Equal(t, store.SchemaVersion, n)
 	}
+}
+
+// copyV1 copies testdata/v1.db, a database written by the dagent of schema
+// version 1, to the test's database path. It holds three runs: "release"
+// (a journaled run waiting at a review: draft done, review waiting, its
+// events and one LLM exchange, with options), "broken" (a done, b failed,
+// status failed) and "bare" (nothing).
+func copyV1(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	require.NoError(t, err)
+	path := dbPath(t)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	var v int
+	require.NoError(t, raw(t, path).QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
+	require.Equal(t, 1, v, "the fixture is of schema version 1")
+	return path
+}
+
+// A database of schema version 1 opens, is migrated, and keeps every run,
+// task (as its state in plan version 0), event and exchange.
+func TestOpenMigratesVersion1(t *testing.T) {
+	checkIntegrity(t)
+	path := copyV1(t)
+	s := open(t)
+	var versions []int
+	rows, err := raw(t, path).Query(`SELECT version FROM schema_version ORDER BY version`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var v int
+		require.NoError(t, rows.Scan(&v))
+		versions = append(versions, v)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []int{1, 2}, versions)
+
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	type line struct {
+		ID, Status, PlanHash string
+		Done, Total          int
+	}
+	var lines []line
+	for _, sm := range list {
+		lines = append(lines, line{sm.ID, sm.Status, sm.PlanHash, sm.Done, sm.Total})
+	}
+	assert.Equal(t, []line{
+		{"bare", "running", "e3b0c44298fc", 0, 0},
+		{"broken", "failed", "05d758e59a1c", 1, 2},
+		{"release", "waiting", "ab2d42e8b836", 1, 3},
+	}, lines)
+
+	rec, err := s.Load(ctx, "release")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"registry":"agents.yaml","concurrency":4}`, string(rec.Spec), "the options are the spec")
+	assert.Equal(t, "Release", rec.Mission)
+	assert.Contains(t, string(rec.Plan), `"publish"`)
+	assert.Empty(t, rec.Plans)
+	require.Len(t, rec.Commits, 2)
+	assert.Equal(t, []string{"draft", "review"}, []string{rec.Commits[0].ID, rec.Commits[1].ID})
+	for _, c := range rec.Commits {
+		assert.Equal(t, 0, c.Version)
+		assert.Equal(t, c, rec.Tasks[c.ID])
+	}
+	assert.JSONEq(t, `{"text":"done: Draft the release notes"}`, string(rec.Tasks["draft"].Output))
+	assert.Equal(t, "waiting", rec.Tasks["review"].Status)
+	assert.Equal(t, []string{"run_started:", "phase_started:", "task_started:draft", "task_finished:draft",
+		"phase_finished:", "phase_started:", "task_started:review", "task_waiting:review", "phase_finished:", "run_finished:"},
+		kinds(rec.Events))
+	for i, e := range rec.Events {
+		assert.Equal(t, i+1, e.Seq)
+	}
+	require.Len(t, rec.Exchanges, 1)
+	assert.Contains(t, string(rec.Exchanges[0].Exchange), "Paris.")
+	outputs, waiting, err := store.Resume(rec)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"draft": map[string]any{"text": "done: Draft the release notes"}}, outputs)
+	assert.Equal(t, []string{"review"}, waiting)
+
+	broken, err := s.Load(ctx, "broken")
+	require.NoError(t, err)
+	assert.Nil(t, broken.Spec)
+	assert.Equal(t, "task b: exit status 1", broken.Error)
+	created := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
+	want := []store.Task{
+		{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`"ok"`), Started: created.Add(time.Second),
+			Duration: 1500 * time.Millisecond, Tokens: store.Usage{Prompt: 10, Completion: 5}, Committed: created.Add(2 * time.Second)},
+		{ID: "b", Status: "failed", Attempts: 3, Error: "exit status 1", Diagnosis: "the command failed", Committed: created.Add(3 * time.Second)},
+	}
+	require.Len(t, broken.Commits, len(want))
+	for i, w := range want {
+		got := broken.Commits[i]
+		assert.True(t, w.Started.Equal(got.Started) && w.Committed.Equal(got.Committed), "times of %s", w.ID)
+		w.Started, w.Committed = got.Started, got.Committed
+		assert.Equal(t, w, got)
+	}
+
+	// The migrated run goes on as any other.
+	require.NoError(t, s.CommitPlan(ctx, "release", store.PlanVersion{Version: 0, Plan: rec.Plan}))
+	require.NoError(t, s.CommitTask(ctx, "release", store.Task{ID: "review", Version: 0, Status: "done"}))
+	require.NoError(t, s.CommitTask(ctx, "release", store.Task{ID: "publish", Version: 0, Status: "done", Output: json.RawMessage(`"out"`)}))
+	rec, err = s.Load(ctx, "release")
+	require.NoError(t, err)
+	assert.Len(t, rec.Plans, 1)
+	assert.Len(t, rec.Commits, 3)
+}
+
+// The migration is one transaction: when it fails, the database is left as
+// it was, of schema version 1.
+func TestFailedMigrationChangesNothing(t *testing.T) {
+	path := copyV1(t)
+	db := raw(t, path)
+	_, err := db.Exec(`CREATE TABLE plans (x)`) // in the way of migration 2
+	require.NoError(t, err)
+
+	_, err = store.Open(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "migration 2")
+
+	var v, n int
+	require.NoError(t, db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
+	assert.Equal(t, 1, v)
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM tasks`).Scan(&n))
+	assert.Equal(t, 4, n)
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM runs WHERE options IS NOT NULL`).Scan(&n), "the options column is still there")
+	assert.Equal(t, 1, n)
+	_, err = db.Exec(`SELECT version FROM tasks`)
+	assert.Error(t, err, "tasks has no version column")
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'tasks_v2'`).Scan(&n))
+	assert.Zero(t, n)
+
+	_, err = db.Exec(`DROP TABLE plans`)
+	require.NoError(t, err)
+	s := open(t)
+	rec, err := s.Load(ctx, "release")
+	require.NoError(t, err, "once out of the way, the migration goes through")
+	assert.Len(t, rec.Commits, 2)
 }

@@ -1,10 +1,12 @@
-// Package store keeps runs durable: the journal of every run — its plan,
-// its events, each task's final state, its LLM exchanges — so that a run
-// survives a crash and can be resumed, reviewed later, inspected and
-// replayed. The runner knows nothing of it: a [Journal] commits each task's
-// final state through [runner.WithJournal] and, as an observer, appends the
-// events and the run's status; [Store.Load] and [Resume] feed a resumed run its
-// initial results; [Replayer] answers a replay from the recorded exchanges.
+// Package store keeps runs durable: the journal of every run — its spec,
+// every version of its plan, its events, each task's final state in every
+// plan version that ran it, its LLM exchanges — so that a run survives a
+// crash and can be resumed, reviewed later, inspected and replayed. The
+// runner knows nothing of it: a [Journal] commits each task's final state
+// through [runner.WithJournal] and, as an observer, appends the events and
+// the run's status; [Journal.CommitPlan] keeps each plan a replanning run
+// adopts; [Store.Load] and [Resume] feed a resumed run its initial results;
+// [Replayer] answers a replay from the recorded exchanges.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
@@ -36,16 +38,23 @@ const StatusRunning = "running"
 type Store interface {
 	// CreateRun records a new run, with status [StatusRunning]; [ErrExists]
 	// if its id is taken. A zero Created is the current time; Plan and
-	// Options, when set, must be JSON.
+	// Spec, when set, must be JSON.
 	CreateRun(ctx context.Context, r Run) error
+	// CommitPlan records a version of the run's plan durably: when it
+	// returns nil, the version survives a crash. Versions are numbered
+	// from 0 without gaps: v.Version may be any version already committed,
+	// whose plan and trial it then replaces, or the next one. The plan
+	// must be JSON, and the trial, when set.
+	CommitPlan(ctx context.Context, runID string, v PlanVersion) error
 	// AppendEvents adds events to a run's timeline, in order. The store
 	// numbers them: each event's Seq is ignored and the run's timeline
 	// goes on from its last Seq (a resumed run's events follow the first
 	// run's).
 	AppendEvents(ctx context.Context, runID string, events []Event) error
-	// CommitTask records a task's final state durably: when it returns
-	// nil, the state survives a crash. A later commit of the same task
-	// replaces it.
+	// CommitTask records a task's final state in the plan version
+	// t.Version durably: when it returns nil, the state survives a crash.
+	// A later commit of the same task in the same version replaces it;
+	// the task's states in other versions are kept.
 	CommitTask(ctx context.Context, runID string, t Task) error
 	// SetStatus records the run's status (and error text) and when it
 	// changed.
@@ -53,7 +62,8 @@ type Store interface {
 	// RecordExchange keeps one LLM exchange of the run under its request
 	// key, in order, for replay.
 	RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error
-	// Load returns a run with its tasks, events and exchanges.
+	// Load returns a run with its plan versions, tasks, events and
+	// exchanges.
 	Load(ctx context.Context, runID string) (*Record, error)
 	// List returns the runs, newest first.
 	List(ctx context.Context) ([]Summary, error)
@@ -63,17 +73,34 @@ type Store interface {
 // Run is what a run starts with.
 type Run struct {
 	ID      string
-	Plan    json.RawMessage // the canonical plan: {"tasks": [...], ...}
+	Plan    json.RawMessage // the canonical plan the run started with: {"tasks": [...], ...}
 	Mission string
-	// Options are the run's settings (registry path, concurrency, ...),
-	// as the CLI needs them to resume.
-	Options json.RawMessage
+	// Spec is everything the run needs to start again, in another process
+	// if need be: a versioned JSON document that the store keeps as it is
+	// given, without reading it.
+	Spec    json.RawMessage
 	Created time.Time
 }
 
-// Task is a task's final state.
+// PlanVersion is a version of a run's plan. A run that never replans has
+// at most version 0, its first plan; each repair a replanning run adopts is
+// the next version.
+type PlanVersion struct {
+	Version int
+	Plan    json.RawMessage // the canonical plan
+	// Trial is the repair that led to this version, as JSON; nil for
+	// version 0.
+	Trial json.RawMessage
+	// Committed is when the version was committed; a zero value is the
+	// current time.
+	Committed time.Time
+}
+
+// Task is a task's final state in one execution of the run's plan.
 type Task struct {
-	ID       string
+	ID string
+	// Version is the plan version whose execution committed the state.
+	Version  int
 	Status   string // the runner's TaskStatus: done, failed, skipped, waiting
 	Attempts int
 	// Output is the task's output as JSON; nil when it has none.
@@ -120,23 +147,44 @@ type Record struct {
 	Run
 	Status string
 	Error  string
-	// Updated is when the status last changed or a task was committed.
+	// Updated is when the status last changed, or a task or a plan
+	// version was committed.
 	Updated time.Time
-	// Tasks holds the committed tasks by id; a task never committed (not
-	// yet run, or in flight when the process died) is absent.
-	Tasks     map[string]Task
+	// Plans holds the committed plan versions, by Version; empty for a run
+	// that committed none.
+	Plans []PlanVersion
+	// Tasks holds the latest state of each committed task, by id: its
+	// state in the highest plan version that committed it. A task never
+	// committed (not yet run, or in flight when the process died) is
+	// absent.
+	Tasks map[string]Task
+	// Commits holds every committed state, of every plan version: by
+	// Version, then by task id.
+	Commits   []Task
 	Events    []Event    // by Seq
 	Exchanges []Exchange // by Seq
 }
 
+// LatestPlan returns the canonical plan the run is at: its highest
+// committed plan version's, or the plan it started with when it committed
+// none.
+func (r *Record) LatestPlan() json.RawMessage {
+	if n := len(r.Plans); n > 0 {
+		return r.Plans[n-1].Plan
+	}
+	return r.Plan
+}
+
 // Summary is a line of [Store.List].
 type Summary struct {
-	ID       string
-	Created  time.Time
-	Updated  time.Time
-	Status   string
-	Done     int // tasks done
-	Total    int // tasks of the plan (0 when the plan has no "tasks" list)
+	ID      string
+	Created time.Time
+	Updated time.Time
+	Status  string
+	Done    int // tasks whose latest state is done
+	// Total counts the tasks of the run's latest plan (see
+	// [Record.LatestPlan]); 0 when it has no "tasks" list.
+	Total    int
 	Mission  string
-	PlanHash string // hex sha256 of the plan, first 12 digits
+	PlanHash string // hex sha256 of the latest plan, first 12 digits
 }

@@ -195,10 +195,10 @@ func (o runOptions) flags() (runFlags, error) {
 // parseOptions reads a journaled run's options.
 func parseOptions(rec *store.Record) (runOptions, error) {
 	var o runOptions
-	if len(rec.Options) == 0 {
+	if len(rec.Spec) == 0 {
 		return o, nil
 	}
-	if err := json.Unmarshal(rec.Options, &o); err != nil {
+	if err := json.Unmarshal(rec.Spec, &o); err != nil {
 		return o, fmt.Errorf("run %s: its journaled options: %w", rec.ID, err)
 	}
 	return o, nil
@@ -265,7 +265,7 @@ func (rj *runJournal) begin(ctx context.Context, a *launch) error {
 	if mission == "" && a.dag != nil {
 		mission = a.plan().Mission
 	}
-	rj.create = &store.Run{ID: a.runID, Plan: raw, Mission: mission, Options: optsRaw}
+	rj.create = &store.Run{ID: a.runID, Plan: raw, Mission: mission, Spec: optsRaw}
 	rj.seed = a.seed
 	return nil
 }

@@ -319,7 +319,7 @@ func TestResumeAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	const id = "crashed-run"
 	ctx := t.Context()
-	require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: canonical, Mission: p.Mission, Options: opts}))
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: canonical, Mission: p.Mission, Spec: opts}))
 	require.NoError(t, s.AppendEvents(ctx, id, []store.Event{{Kind: "run_started"}, {Kind: "task_started", TaskID: "a"}}))
 	require.NoError(t, s.CommitTask(ctx, id, store.Task{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`{"task": "a", "v": "1"}`)}))
 	require.NoError(t, s.AppendEvents(ctx, id, []store.Event{{Kind: "task_finished", TaskID: "a"}, {Kind: "task_started", TaskID: "b"}}))

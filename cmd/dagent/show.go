@@ -193,7 +193,7 @@ func showDoc(rec *store.Record) jsonShow {
 	order, views := taskViews(rec)
 	doc := jsonShow{
 		RunID: rec.ID, Status: rec.Status, Error: textOrNil(rec.Error), Created: rec.Created, Updated: rec.Updated,
-		Mission: rec.Mission, Options: rawOrNull(rec.Options), Plan: rawOrNull(rec.Plan),
+		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: rawOrNull(rec.Plan),
 		Tasks: make(map[string]jsonShowTask, len(views)), Order: order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
 	}
 	for id, v := range views {

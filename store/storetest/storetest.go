@@ -40,6 +40,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BadInput", testBadInput},
 		{"List", testList},
 		{"CommitUpserts", testCommitUpserts},
+		{"PlanVersions", testPlanVersions},
+		{"PlanVersionsRefused", testPlanVersionsRefused},
+		{"TaskVersions", testTaskVersions},
+		{"LatestPlanInList", testLatestPlanInList},
 		{"SurvivesReopen", testSurvivesReopen},
 		{"EventsInOrder", testEventsInOrder},
 		{"ExchangesInOrder", testExchangesInOrder},
@@ -90,7 +94,7 @@ func newRun(id string) store.Run {
 		ID:      id,
 		Plan:    planJSON("a", "b", "c"),
 		Mission: "mission of " + id,
-		Options: json.RawMessage(`{"concurrency":4,"registry":"reg.yaml"}`),
+		Spec:    json.RawMessage(`{"version":1,"concurrency":4,"registry":"reg.yaml"}`),
 		Created: time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC),
 	}
 }
@@ -125,15 +129,18 @@ func testCreateAndLoad(t *testing.T, open func(*testing.T) store.Store) {
 	rec := load(t, s, "run-1")
 	assert.Equal(t, "run-1", rec.ID)
 	jsonEq(t, r.Plan, rec.Plan, "plan")
-	jsonEq(t, r.Options, rec.Options, "options")
+	jsonEq(t, r.Spec, rec.Spec, "spec")
 	assert.Equal(t, r.Mission, rec.Mission)
 	sameTime(t, r.Created, rec.Created, "created")
 	assert.Equal(t, store.StatusRunning, rec.Status)
 	assert.Empty(t, rec.Error)
 	assert.False(t, rec.Updated.Before(rec.Created.Add(-timeSlack)), "updated %s before created %s", rec.Updated, rec.Created)
+	assert.Empty(t, rec.Plans)
 	assert.Empty(t, rec.Tasks)
+	assert.Empty(t, rec.Commits)
 	assert.Empty(t, rec.Events)
 	assert.Empty(t, rec.Exchanges)
+	jsonEq(t, r.Plan, rec.LatestPlan(), "the latest plan of a run that committed no version")
 }
 
 func testCreateDefaults(t *testing.T, open func(*testing.T) store.Store) {
@@ -142,7 +149,7 @@ func testCreateDefaults(t *testing.T, open func(*testing.T) store.Store) {
 	create(t, s, store.Run{ID: "bare"})
 	rec := load(t, s, "bare")
 	assert.Nil(t, rec.Plan)
-	assert.Nil(t, rec.Options)
+	assert.Nil(t, rec.Spec)
 	assert.Empty(t, rec.Mission)
 	assert.WithinDuration(t, before, rec.Created, time.Minute, "a zero Created is the current time")
 	list, err := s.List(ctx)
@@ -171,10 +178,13 @@ func testUnknownRun(t *testing.T, open func(*testing.T) store.Store) {
 		assert.Contains(t, err.Error(), "nope", "the error names the run")
 	}
 	assert.ErrorIs(t, s.CommitTask(ctx, "nope", store.Task{ID: "a", Status: "done"}), store.ErrNotFound, "CommitTask")
+	assert.ErrorIs(t, s.CommitTask(ctx, "nope", store.Task{ID: "a", Version: 1, Status: "done"}), store.ErrNotFound, "CommitTask of version 1")
+	assert.ErrorIs(t, s.CommitPlan(ctx, "nope", store.PlanVersion{Plan: planJSON("a")}), store.ErrNotFound, "CommitPlan")
 	assert.ErrorIs(t, s.AppendEvents(ctx, "nope", []store.Event{{Kind: "run_started", Time: time.Now()}}), store.ErrNotFound, "AppendEvents")
 	assert.ErrorIs(t, s.SetStatus(ctx, "nope", "completed", ""), store.ErrNotFound, "SetStatus")
 	assert.ErrorIs(t, s.RecordExchange(ctx, "nope", "k", json.RawMessage(`{}`)), store.ErrNotFound, "RecordExchange")
 	rec := load(t, s, "known")
+	assert.Empty(t, rec.Plans, "nothing leaked into another run")
 	assert.Empty(t, rec.Tasks, "nothing leaked into another run")
 	assert.Empty(t, rec.Events)
 }
@@ -280,6 +290,7 @@ func testCommitUpserts(t *testing.T, open func(*testing.T) store.Store) {
 func checkTask(t *testing.T, want, got store.Task) {
 	t.Helper()
 	assert.Equal(t, want.ID, got.ID, "id")
+	assert.Equal(t, want.Version, got.Version, "version")
 	assert.Equal(t, want.Status, got.Status, "status")
 	assert.Equal(t, want.Attempts, got.Attempts, "attempts")
 	jsonEq(t, want.Output, got.Output, "output")
@@ -504,4 +515,171 @@ func testUnicode(t *testing.T, open func(*testing.T) store.Store) {
 	assert.Equal(t, id, list[0].ID)
 	assert.Equal(t, 1, list[0].Done)
 	assert.Equal(t, 2, list[0].Total)
+}
+
+func checkPlans(t *testing.T, want, got []store.PlanVersion) {
+	t.Helper()
+	require.Len(t, got, len(want), "plan versions")
+	for i := range want {
+		assert.Equal(t, want[i].Version, got[i].Version, "version")
+		jsonEq(t, want[i].Plan, got[i].Plan, fmt.Sprintf("plan of version %d", want[i].Version))
+		jsonEq(t, want[i].Trial, got[i].Trial, fmt.Sprintf("trial of version %d", want[i].Version))
+		sameTime(t, want[i].Committed, got[i].Committed, fmt.Sprintf("committed of version %d", want[i].Version))
+	}
+}
+
+// A replanning run's plan versions come back by version; committing a
+// version again replaces it and leaves the others; they survive a reopen.
+func testPlanVersions(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	r := newRun("run")
+	create(t, s, r)
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	want := []store.PlanVersion{
+		{Version: 0, Plan: r.Plan, Committed: t0},
+		{Version: 1, Plan: planJSON("a", "b", "c", "fix-b"), Trial: json.RawMessage(`{"failed":"b","reason":"timeout"}`), Committed: t0.Add(time.Minute)},
+		{Version: 2, Plan: planJSON("a", "fix-b2"), Trial: json.RawMessage(`{"failed":"fix-b","n":2}`), Committed: t0.Add(2 * time.Minute)},
+	}
+	for _, v := range want {
+		require.NoError(t, s.CommitPlan(ctx, "run", v))
+	}
+	rec := load(t, s, "run")
+	checkPlans(t, want, rec.Plans)
+	jsonEq(t, r.Plan, rec.Plan, "the plan the run started with is kept")
+	jsonEq(t, want[2].Plan, rec.LatestPlan(), "the latest plan")
+	assert.False(t, rec.Updated.Before(want[2].Committed.Add(-timeSlack)), "updated %s before the last plan version %s", rec.Updated, want[2].Committed)
+
+	again := store.PlanVersion{Version: 1, Plan: planJSON("a", "b", "c", "fix-b-again"), Trial: json.RawMessage(`{"failed":"b","reason":"again"}`)}
+	before := time.Now()
+	require.NoError(t, s.CommitPlan(ctx, "run", again))
+	rec = load(t, s, "run")
+	require.Len(t, rec.Plans, 3, "committing a version again replaces it")
+	assert.WithinDuration(t, before, rec.Plans[1].Committed, time.Minute, "a zero Committed is the current time")
+	again.Committed = rec.Plans[1].Committed
+	checkPlans(t, []store.PlanVersion{want[0], again, want[2]}, rec.Plans)
+
+	require.NoError(t, s.Close())
+	s2 := open(t)
+	checkPlans(t, []store.PlanVersion{want[0], again, want[2]}, load(t, s2, "run").Plans)
+	require.NoError(t, s2.CommitPlan(ctx, "run", store.PlanVersion{Version: 3, Plan: planJSON("z")}), "the reopened store goes on from the last version")
+	assert.Len(t, load(t, s2, "run").Plans, 4)
+}
+
+// A plan version out of sequence, negative, without a plan or with JSON
+// that is not is refused, and changes nothing.
+func testPlanVersionsRefused(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	tests := []struct {
+		name string
+		v    store.PlanVersion
+	}{
+		{"the first version is 0", store.PlanVersion{Version: 1, Plan: planJSON("a")}},
+		{"negative", store.PlanVersion{Version: -1, Plan: planJSON("a")}},
+		{"no plan", store.PlanVersion{Version: 0}},
+		{"a plan that is not JSON", store.PlanVersion{Version: 0, Plan: json.RawMessage(`{"tasks": [`)}},
+		{"a trial that is not JSON", store.PlanVersion{Version: 0, Plan: planJSON("a"), Trial: json.RawMessage(`nope`)}},
+	}
+	for _, tc := range tests {
+		err := s.CommitPlan(ctx, "run", tc.v)
+		require.Error(t, err, tc.name)
+		assert.Contains(t, err.Error(), `"run"`, "%s: the error names the run", tc.name)
+		assert.NotErrorIs(t, err, store.ErrNotFound, tc.name)
+	}
+	assert.Empty(t, load(t, s, "run").Plans)
+	require.NoError(t, s.CommitPlan(ctx, "run", store.PlanVersion{Version: 0, Plan: planJSON("a")}))
+	require.NoError(t, s.CommitPlan(ctx, "run", store.PlanVersion{Version: 1, Plan: planJSON("a", "b")}))
+	err := s.CommitPlan(ctx, "run", store.PlanVersion{Version: 3, Plan: planJSON("a")})
+	require.Error(t, err, "a gap in the versions")
+	assert.Contains(t, err.Error(), "version 3")
+	assert.Len(t, load(t, s, "run").Plans, 2)
+	assert.Error(t, s.CommitTask(ctx, "run", store.Task{ID: "a", Version: -1, Status: "done"}), "a task of a negative version")
+}
+
+// Every committed state is kept, one per task and version: Tasks holds each
+// task's state of its highest version, Commits all of them by version then
+// task id, and a commit replaces the state of its task and version only.
+func testTaskVersions(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	commits := []store.Task{
+		{ID: "c", Version: 0, Status: "waiting", Attempts: 1},
+		{ID: "a", Version: 0, Status: "done", Attempts: 1, Output: json.RawMessage(`"a0"`)},
+		{ID: "b", Version: 0, Status: "failed", Attempts: 3, Error: "timeout"},
+		{ID: "d", Version: 1, Status: "done", Attempts: 1, Output: json.RawMessage(`"d1"`)},
+		{ID: "b", Version: 1, Status: "done", Attempts: 1, Output: json.RawMessage(`"b1"`)},
+		{ID: "a", Version: 2, Status: "failed", Attempts: 2, Error: "boom"},
+	}
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range commits {
+		commits[i].Committed = t0.Add(time.Duration(i) * time.Second)
+		require.NoError(t, s.CommitTask(ctx, "run", commits[i]))
+	}
+	c0, a0, b0, d1, b1, a2 := commits[0], commits[1], commits[2], commits[3], commits[4], commits[5]
+	check := func(wantCommits []store.Task, wantTasks map[string]store.Task) {
+		t.Helper()
+		rec := load(t, s, "run")
+		require.Len(t, rec.Commits, len(wantCommits))
+		for i := range wantCommits {
+			checkTask(t, wantCommits[i], rec.Commits[i])
+		}
+		require.Len(t, rec.Tasks, len(wantTasks))
+		for id, want := range wantTasks {
+			checkTask(t, want, rec.Tasks[id])
+		}
+	}
+	latest := map[string]store.Task{"a": a2, "b": b1, "c": c0, "d": d1}
+	check([]store.Task{a0, b0, c0, b1, d1, a2}, latest)
+
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 2, list[0].Done, "tasks whose latest state is done: b and d, not a")
+
+	b0again := store.Task{ID: "b", Version: 0, Status: "done", Attempts: 4, Output: json.RawMessage(`"b0"`), Committed: t0.Add(time.Hour)}
+	require.NoError(t, s.CommitTask(ctx, "run", b0again))
+	check([]store.Task{a0, b0again, c0, b1, d1, a2}, latest)
+	c1 := store.Task{ID: "c", Version: 1, Status: "done", Attempts: 1, Output: json.RawMessage(`"c1"`), Committed: t0.Add(2 * time.Hour)}
+	require.NoError(t, s.CommitTask(ctx, "run", c1))
+	check([]store.Task{a0, b0again, c0, b1, c1, d1, a2}, map[string]store.Task{"a": a2, "b": b1, "c": c1, "d": d1})
+	list, err = s.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, list[0].Done)
+}
+
+// List counts and hashes the run's latest plan version.
+func testLatestPlanInList(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	replanned, started, other := newRun("replanned"), newRun("started"), newRun("other")
+	replanned.Created, started.Created, other.Created = t0, t0.Add(time.Hour), t0.Add(2*time.Hour)
+	other.Plan = planJSON("a", "fix-b", "d", "e")
+	for _, r := range []store.Run{replanned, started, other} {
+		create(t, s, r)
+	}
+	summaries := func() map[string]store.Summary {
+		t.Helper()
+		list, err := s.List(ctx)
+		require.NoError(t, err)
+		m := map[string]store.Summary{}
+		for _, sm := range list {
+			m[sm.ID] = sm
+		}
+		return m
+	}
+	sm := summaries()
+	assert.Equal(t, sm["replanned"].PlanHash, sm["started"].PlanHash)
+	assert.Equal(t, 3, sm["replanned"].Total)
+
+	require.NoError(t, s.CommitPlan(ctx, "replanned", store.PlanVersion{Version: 0, Plan: replanned.Plan}))
+	sm = summaries()
+	assert.Equal(t, sm["started"].PlanHash, sm["replanned"].PlanHash, "version 0 is the same plan")
+	require.NoError(t, s.CommitPlan(ctx, "replanned", store.PlanVersion{Version: 1, Plan: planJSON("a", "fix-b"), Trial: json.RawMessage(`{}`)}))
+	require.NoError(t, s.CommitPlan(ctx, "replanned", store.PlanVersion{Version: 2, Plan: other.Plan, Trial: json.RawMessage(`{}`)}))
+	sm = summaries()
+	assert.Equal(t, 4, sm["replanned"].Total, "the tasks of the latest plan")
+	assert.Equal(t, sm["other"].PlanHash, sm["replanned"].PlanHash, "the hash of the latest plan")
+	assert.NotEqual(t, sm["started"].PlanHash, sm["replanned"].PlanHash)
+	assert.Equal(t, 3, sm["started"].Total, "other runs are untouched")
+	assert.False(t, sm["replanned"].Updated.Before(sm["replanned"].Created))
 }
