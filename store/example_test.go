@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -191,8 +192,8 @@ func ExampleJournal_CommitPlan() {
 	defer s.Close()
 	ctx := context.Background()
 
-	first := []byte(`{"tasks":[{"id":"fetch"},{"id":"parse","depends_on":["fetch"]}]}`)
-	if err := s.CreateRun(ctx, store.Run{ID: "r1", Plan: first, Spec: []byte(`{"version":1}`)}); err != nil {
+	first, _ := plan.Parse([]byte(`{"tasks":[{"id":"fetch","input":"get"},{"id":"parse","input":"strict","depends_on":["fetch"]}]}`))
+	if err := s.CreateRun(ctx, store.Run{ID: "r1", Spec: []byte(`{"version":1}`)}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -202,7 +203,7 @@ func ExampleJournal_CommitPlan() {
 			fmt.Println(err)
 		}
 	}
-	if err := j.CommitPlan(ctx, 0, first, nil); err != nil {
+	if err := j.CommitPlan(ctx, executor.PlanCommit{Version: 0, Plan: first}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -210,8 +211,9 @@ func ExampleJournal_CommitPlan() {
 	commit("parse", runner.TaskFailed)
 
 	// The planner repairs the plan: version 1.
-	repaired := []byte(`{"tasks":[{"id":"fetch"},{"id":"parse","input":"lenient","depends_on":["fetch"]}]}`)
-	if err := j.CommitPlan(ctx, 1, repaired, []byte(`{"failed":"parse","error":"bad date"}`)); err != nil {
+	repaired, _ := plan.Parse([]byte(`{"tasks":[{"id":"fetch","input":"get"},{"id":"parse","input":"lenient","depends_on":["fetch"]}]}`))
+	trial := &executor.Trial{Attempt: 1, TaskID: "parse", Class: "agent_error", Diagnosis: "bad date"}
+	if err := j.CommitPlan(ctx, executor.PlanCommit{Version: 1, Plan: repaired, Trial: trial}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -229,13 +231,14 @@ func ExampleJournal_CommitPlan() {
 		fmt.Printf("commit %s@%d %s\n", t.ID, t.Version, t.Status)
 	}
 	fmt.Println("latest parse:", rec.Tasks["parse"].Status, "of version", rec.Tasks["parse"].Version)
-	fmt.Println("at the repaired plan:", string(rec.LatestPlan()) == string(repaired))
+	latest, _ := plan.Parse(rec.LatestPlan())
+	fmt.Println("at the repaired plan:", latest.Tasks[1].Input)
 	// Output:
 	// plan version 0 trial=
-	// plan version 1 trial={"failed":"parse","error":"bad date"}
+	// plan version 1 trial={"attempt":1,"task_id":"parse","class":"agent_error","diagnosis":"bad date","output":"","new_task_count":0}
 	// commit fetch@0 done
 	// commit parse@0 failed
 	// commit parse@1 done
 	// latest parse: done of version 1
-	// at the repaired plan: true
+	// at the repaired plan: lenient
 }

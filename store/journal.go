@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
@@ -63,19 +67,37 @@ func NewJournal(s Store, runID string) *Journal {
 // RunID is the id of the journaled run.
 func (j *Journal) RunID() string { return j.runID }
 
-// CommitPlan records version of the run's plan with [Store.CommitPlan] —
-// the canonical plan, and the repair that led to it (nil for version 0) —
-// and, once it is durable, makes it the journal's version: the task states
-// committed after it are that version's. Until the first CommitPlan, they
-// are version 0's. A resumed run commits its current version again, with
-// its plan and trial, to go on with it.
-func (j *Journal) CommitPlan(ctx context.Context, version int, plan, trial json.RawMessage) error {
-	if err := j.s.CommitPlan(ctx, j.runID, PlanVersion{Version: version, Plan: plan, Trial: trial}); err != nil {
+// CommitPlan implements [executor.Journal]: it records the plan version c
+// with [Store.CommitPlan] — the canonical plan, and the repair that led to
+// it (none for version 0) — and, once it is durable, makes it the
+// journal's version: the task states committed after it are that
+// version's. Until the first CommitPlan, they are version 0's, or
+// [Journal.SetVersion]'s.
+func (j *Journal) CommitPlan(ctx context.Context, c executor.PlanCommit) error {
+	if c.Plan == nil {
+		return fmt.Errorf("store: run %q: plan version %d: no plan", j.runID, c.Version)
+	}
+	plan, err := c.Plan.Canonical()
+	if err != nil {
+		return fmt.Errorf("store: run %q: plan version %d: %w", j.runID, c.Version, err)
+	}
+	var trial json.RawMessage
+	if c.Trial != nil {
+		if trial, err = marshal(c.Trial); err != nil {
+			return fmt.Errorf("store: run %q: plan version %d: its trial: %w", j.runID, c.Version, err)
+		}
+	}
+	if err := j.s.CommitPlan(ctx, j.runID, PlanVersion{Version: c.Version, Plan: plan, Trial: trial}); err != nil {
 		return err
 	}
-	j.version.Store(int64(version))
+	j.version.Store(int64(c.Version))
 	return nil
 }
+
+// SetVersion makes v the journal's plan version without committing a
+// plan: the journal of a resumed run goes on with the version the run
+// adopted last.
+func (j *Journal) SetVersion(v int) { j.version.Store(int64(v)) }
 
 // Commit implements [runner.Journal]: it records c as the task's final state
 // in the journal's plan version (see [Journal.CommitPlan]), the output as
@@ -113,12 +135,48 @@ type EventData struct {
 	Passed    bool          `json:"passed,omitempty"` // on task_verified
 	Status    string        `json:"status,omitempty"` // the run's, on run_finished
 	Usage     Usage         `json:"usage,omitzero"`
+	// RunID is the id the event's run ran under: the journaled run's, or
+	// run.k for the run of the k-th repair plan of a run that replans.
+	RunID string `json:"run_id,omitempty"`
+	// Class, Version, Tasks, NewTasks and Halt are those of the
+	// executor's events, and the class of a task's failure.
+	Class    string `json:"class,omitempty"`
+	Version  int    `json:"version,omitempty"`
+	Tasks    int    `json:"tasks,omitempty"`
+	NewTasks int    `json:"new_tasks,omitempty"`
+	Halt     string `json:"halt,omitempty"`
+}
+
+// Runner returns e as the runner's event it was journaled from: its
+// error as text, its run id the journaled run's when the event has none.
+// Output and Seq are not journaled.
+func (e Event) Runner(runID string) (runner.Event, error) {
+	var d EventData
+	if len(e.Data) > 0 {
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return runner.Event{}, fmt.Errorf("store: event %d: %w", e.Seq, err)
+		}
+	}
+	ev := runner.Event{
+		Kind: runner.EventKind(e.Kind), Time: e.Time, RunID: cmp.Or(d.RunID, runID), TaskID: e.TaskID,
+		Phase: d.Phase, Attempt: d.Attempt, Duration: d.Duration, Diagnosis: d.Diagnosis, Passed: d.Passed,
+		Status: runner.Status(d.Status), Usage: agent.Usage{PromptTokens: d.Usage.Prompt, CompletionTokens: d.Usage.Completion},
+		Class: runner.Class(d.Class), Version: d.Version, Tasks: d.Tasks, NewTasks: d.NewTasks, Halt: d.Halt,
+	}
+	if d.Error != "" {
+		ev.Err = errors.New(d.Error)
+	}
+	return ev, nil
 }
 
 // Observe implements [runner.Observer].
 func (j *Journal) Observe(e runner.Event) {
 	d := EventData{Phase: e.Phase, Attempt: e.Attempt, Duration: e.Duration, Diagnosis: e.Diagnosis, Passed: e.Passed,
-		Status: string(e.Status), Usage: Usage{Prompt: e.Usage.PromptTokens, Completion: e.Usage.CompletionTokens}}
+		Status: string(e.Status), Usage: Usage{Prompt: e.Usage.PromptTokens, Completion: e.Usage.CompletionTokens},
+		Class: string(e.Class), Version: e.Version, Tasks: e.Tasks, NewTasks: e.NewTasks, Halt: e.Halt}
+	if e.RunID != j.runID {
+		d.RunID = e.RunID
+	}
 	if e.Err != nil {
 		d.Error = e.Err.Error()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -316,27 +317,24 @@ func TestJournalCommitPlan(t *testing.T) {
 
 	repair := &plan.Plan{Tasks: append(first.Tasks, plan.NewTask("b", "y"))}
 	repair.Tasks[1].Agent = "go"
-	canon, err := repair.Canonical()
-	require.NoError(t, err)
-	trial := json.RawMessage(`{"failed":"a","repair":"add b"}`)
-	err = j.CommitPlan(ctx, 1, canon, trial)
+	trial := &executor.Trial{Attempt: 1, TaskID: "a", Class: "agent_error", Diagnosis: "add b"}
+	second := executor.PlanCommit{Version: 1, Plan: repair, Trial: trial}
+	err := j.CommitPlan(ctx, second)
 	require.Error(t, err, "no version 0 yet")
 	assert.Contains(t, err.Error(), "the first is 0")
-	first0, err := first.Canonical()
-	require.NoError(t, err)
-	require.NoError(t, j.CommitPlan(ctx, 0, first0, nil))
+	require.NoError(t, j.CommitPlan(ctx, executor.PlanCommit{Plan: first}))
 	fs.failPlans = true
-	require.Error(t, j.CommitPlan(ctx, 1, canon, trial))
+	require.Error(t, j.CommitPlan(ctx, second))
 	fs.failPlans = false
 	run(first) // still version 0's
-	require.NoError(t, j.CommitPlan(ctx, 1, canon, trial))
+	require.NoError(t, j.CommitPlan(ctx, second))
 	run(repair)
 
 	rec, err := s.Load(ctx, "r")
 	require.NoError(t, err)
 	require.Len(t, rec.Plans, 2)
 	assert.Equal(t, 1, rec.Plans[1].Version)
-	assert.JSONEq(t, string(trial), string(rec.Plans[1].Trial))
+	assert.JSONEq(t, `{"attempt":1,"task_id":"a","class":"agent_error","diagnosis":"add b","output":"","new_task_count":0}`, string(rec.Plans[1].Trial))
 	assert.Nil(t, rec.Plans[0].Trial)
 	var got []string
 	for _, c := range rec.Commits {
@@ -507,4 +505,34 @@ func TestJournalWritesEventsAsTheyCome(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, j.Err())
 	assert.GreaterOrEqual(t, seen, 6, "run and phase events and t0, t1's events were written while t2 ran")
+}
+
+// An event read back from the journal is the runner's event it was
+// journaled from, the executor's fields and the run of a repair included.
+func TestEventRunnerRoundTrip(t *testing.T) {
+	s := open(t)
+	createRun(t, s, "r", onePlan())
+	j := store.NewJournal(s, "r")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sent := []runner.Event{
+		{Kind: executor.EventRepairAdopted, Time: at, RunID: "r", TaskID: "a", Class: runner.ClassTimeout, Diagnosis: "slow", Version: 2, Tasks: 5, NewTasks: 2},
+		{Kind: runner.EventTaskFailed, Time: at, RunID: "r.2", TaskID: "b", Attempt: 3, Err: errors.New("boom"), Usage: agent.Usage{PromptTokens: 4, CompletionTokens: 1}},
+		{Kind: executor.EventHalted, Time: at, RunID: "r", Halt: executor.HaltSameFailure, Err: errors.New("replanning halted")},
+		{Kind: runner.EventRunFinished, Time: at, RunID: "r.2", Status: runner.StatusFailed, Duration: time.Second},
+	}
+	for _, e := range sent {
+		j.Observe(e)
+	}
+	require.NoError(t, j.Err())
+	rec, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	require.Len(t, rec.Events, len(sent))
+	for i, e := range rec.Events {
+		got, err := e.Runner("r")
+		require.NoError(t, err)
+		got.Time = got.Time.UTC()
+		assert.Equal(t, sent[i], got)
+	}
+	_, err = store.Event{Seq: 9, Data: []byte("{")}.Runner("r")
+	assert.ErrorContains(t, err, "event 9")
 }
