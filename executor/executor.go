@@ -72,7 +72,20 @@ type Result struct {
 // wall time included), a journal that failed — is in the result; an error
 // beside it says ctx ended the execution, or an observer panicked.
 func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) (*Result, error) {
-	c := newConfig(opts)
+	return execute(ctx, mission, newConfig(opts), func(e *execution) (*plan.DAG, critic.Report) { return e.check(p) })
+}
+
+// ExecuteDAG is [Execute] of a plan checked already: d is the DAG of the
+// plan checked with the options the executor checks plans with — its
+// registry, its workers and its limits — and is not checked again. The
+// critic reviews it as Execute's plan, and refuses a DAG that holds
+// problems ([plan.DAG.Err]).
+func ExecuteDAG(ctx context.Context, d *plan.DAG, mission string, opts ...Option) (*Result, error) {
+	return execute(ctx, mission, newConfig(opts), func(e *execution) (*plan.DAG, critic.Report) { return e.review(d) })
+}
+
+// execute runs the plan first checks to the end.
+func execute(ctx context.Context, mission string, c config, first func(*execution) (*plan.DAG, critic.Report)) (*Result, error) {
 	start := time.Now()
 	parent := ctx
 	if c.budget.MaxDuration > 0 {
@@ -83,7 +96,7 @@ func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) 
 	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: c.predicates,
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
-	d, rep := e.check(p)
+	d, rep := first(e)
 	if rep.Has(critic.Critical) {
 		return nil, &RefusedError{Report: rep}
 	}
@@ -127,6 +140,12 @@ func (e *execution) check(p *plan.Plan) (*plan.DAG, critic.Report) {
 	if d == nil {
 		return nil, critic.Review(p, e.c.criticOptions()...)
 	}
+	return e.review(d)
+}
+
+// review reviews the checked plan d; the DAG is nil when the review found
+// critical issues.
+func (e *execution) review(d *plan.DAG) (*plan.DAG, critic.Report) {
 	rep := critic.ReviewDAG(d, critic.WithPredicates(e.predicates))
 	if rep.Has(critic.Critical) {
 		return nil, rep
