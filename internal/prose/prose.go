@@ -23,3 +23,13 @@ func OneLine(s string) string {
 	}
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
+
+// Excerpt is the first line of s, trimmed, cut to n characters with an
+// ellipsis when longer: a short mention of a message in a one-line report.
+func Excerpt(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

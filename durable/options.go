@@ -1,0 +1,107 @@
+package durable
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// ErrNoLLM: the run needs an LLM — a plan's LLM agent, the planner — and
+// was given none ([WithLLM]).
+var ErrNoLLM = errors.New("the run needs an LLM and has none")
+
+// ClientFunc gives a run its LLM client when the run first needs one; a run
+// whose tasks are all registry workers never asks. model is the spec's
+// ([LLMSpec.Model]; empty: the client's default). modelNeeded says the
+// requests will name no model, so that the client must have a default one.
+// A run may ask more than once; the run meters and journals what it is
+// given, so that the function may return the same client every time.
+type ClientFunc func(model string, modelNeeded bool) (llm.Client, error)
+
+// CatalogFunc resolves a spec's catalog name ([Spec.Catalog], never empty
+// here) into the registry the run's plan is checked against and runs on.
+type CatalogFunc func(ctx context.Context, name string) (*registry.Registry, error)
+
+// Option configures [Start], [Resume] and [Replay].
+type Option func(*config)
+
+type config struct {
+	llm       ClientFunc
+	catalog   CatalogFunc
+	agents    map[string]agent.Agent
+	observers []runner.Observer
+	reviews   map[string]runner.Decision
+	initial   map[string]any
+	runID     string
+	rerun     bool
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithLLM gives the run its LLM: the client of the planner and of the
+// plan's LLM agents. Without it, a run that needs an LLM fails with
+// [ErrNoLLM] before any task starts.
+func WithLLM(f ClientFunc) Option {
+	return func(c *config) { c.llm = f }
+}
+
+// WithCatalog resolves the spec's catalog name. Without it, a spec that
+// names a catalog is an error.
+func WithCatalog(f CatalogFunc) Option {
+	return func(c *config) { c.catalog = f }
+}
+
+// WithAgent runs the tasks that name agent name on a, a Go worker of the
+// host, ahead of the catalog; plans are checked knowing that the name is a
+// worker.
+func WithAgent(name string, a agent.Agent) Option {
+	return func(c *config) {
+		if c.agents == nil {
+			c.agents = make(map[string]agent.Agent)
+		}
+		c.agents[name] = a
+	}
+}
+
+// WithObserver gives o the run's events: the runner's, the executor's of
+// a run that replans, and [EventPlanned].
+func WithObserver(o runner.Observer) Option {
+	return func(c *config) { c.observers = append(c.observers, o) }
+}
+
+// WithReviews gives the decisions of human reviews, by task id.
+func WithReviews(decisions map[string]runner.Decision) Option {
+	return func(c *config) { c.reviews = decisions }
+}
+
+// WithInitialResults starts a run with the outputs of tasks done already,
+// by id: those tasks do not run, and the journal keeps the outputs as the
+// results of tasks done in no attempt. [Start] only.
+func WithInitialResults(outputs map[string]any) Option {
+	return func(c *config) { c.initial = outputs }
+}
+
+// WithRunID names the run [Start] starts. A run of that id in the store
+// with the same plan, which does not replan, is continued: the initial
+// results it has done already are kept as they are. Default: a new id that
+// sorts by start time.
+func WithRunID(id string) Option {
+	return func(c *config) { c.runID = id }
+}
+
+// WithRerunWorkers makes [Replay] run the catalog's workers and tools and
+// the Go workers for real, instead of answering them from the journal; the
+// report counts the calls.
+func WithRerunWorkers() Option {
+	return func(c *config) { c.rerun = true }
+}

@@ -1,0 +1,143 @@
+package durable_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/golden"
+	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func fullSpec(t *testing.T) durable.Spec {
+	t.Helper()
+	p, err := plan.Parse([]byte(`{"mission": "check the repository", "tasks": [
+		{"id": "vet", "agent": "go-vet", "input": "vet it"},
+		{"id": "report", "agent": "health-report", "input": "sum up", "depends_on": ["vet"]}]}`))
+	require.NoError(t, err)
+	return durable.Spec{
+		Plan: p, Mission: "check the repository", Catalog: "/srv/registry.yaml", Dir: "/srv",
+		Runner: durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
+		Replan: &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
+		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
+		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
+	}
+}
+
+// TestSpecJSON pins the spec's JSON form and checks that it reads back to
+// the same spec.
+func TestSpecJSON(t *testing.T) {
+	spec := fullSpec(t)
+	out, err := json.MarshalIndent(spec, "", "  ")
+	require.NoError(t, err)
+	golden.Check(t, "testdata/spec.golden.json", append(out, '\n'))
+
+	var back durable.Spec
+	require.NoError(t, json.Unmarshal(out, &back))
+	again, err := json.MarshalIndent(back, "", "  ")
+	require.NoError(t, err)
+	assert.JSONEq(t, string(out), string(again))
+	assert.Equal(t, spec.Runner, back.Runner)
+	assert.Equal(t, spec.Replan, back.Replan)
+	assert.Equal(t, spec.Budget, back.Budget)
+	assert.Equal(t, spec.LLM, back.LLM)
+	require.NotNil(t, back.Plan)
+	assert.Len(t, back.Plan.Tasks, 2)
+}
+
+func TestSpecUnmarshalErrors(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      string
+		is        error
+	}{
+		{"newer version", `{"version": 2}`, "unsupported spec version 2", durable.ErrSpecVersion},
+		{"version zero", `{"version": 0}`, "unsupported spec version 0", durable.ErrSpecVersion},
+		{"unknown key", `{"version": 1, "runner": {"concurency": 3}}`, `unknown field "concurency"`, nil},
+		{"bad schedule", `{"version": 1, "runner": {"schedule": "soon"}}`, "runner.schedule", nil},
+		{"bad duration", `{"version": 1, "runner": {"task_timeout": "3 apples"}}`, "3 apples", nil},
+		{"bad plan", `{"version": 1, "plan": {"tasks": [{"id": "a", "type": "nap"}]}}`, "spec: plan:", plan.ErrInvalid},
+		{"trailing", `{"version": 1} {}`, "after top-level value", nil},
+		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
+		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s durable.Spec
+			err := s.UnmarshalJSON([]byte(tt.doc))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+		})
+	}
+}
+
+// TestSpecLegacy reads the settings a dagent journaled before versioned
+// specs: the command's flags.
+func TestSpecLegacy(t *testing.T) {
+	var s durable.Spec
+	require.NoError(t, json.Unmarshal([]byte(`{"registry": "/srv/r.yaml", "dir": "/srv", "concurrency": 3,
+		"schedule": "eager", "timeout": "2m0s", "replan": true, "mission": "m", "max_replans": 4,
+		"max_replans_per_task": 2, "replan_cooldown": "1s", "max_tokens": 10, "deadline": "1m0s", "model": "x"}`), &s))
+	assert.Equal(t, durable.Spec{
+		Mission: "m", Catalog: "/srv/r.yaml", Dir: "/srv",
+		Runner: durable.RunnerSpec{Concurrency: 3, Schedule: runner.Eager, TaskTimeout: 2 * time.Minute},
+		Replan: &durable.ReplanSpec{MaxReplans: 4, MaxReplansPerTask: 2, Cooldown: time.Second},
+		Budget: executor.Budget{MaxTokens: 10, MaxDuration: time.Minute},
+		LLM:    durable.LLMSpec{Model: "x", MaxCorrections: metaplanner.DefaultMaxCorrections},
+	}, s)
+}
+
+func TestSpecCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*durable.Spec)
+		want string
+	}{
+		{"no plan, no mission", func(s *durable.Spec) { s.Plan, s.Mission = nil, "" }, "no plan and no mission"},
+		{"replan without mission", func(s *durable.Spec) { s.Mission, s.Plan.Mission = "", "" }, "needs a mission"},
+		{"negative concurrency", func(s *durable.Spec) { s.Runner.Concurrency = -1 }, "runner.concurrency is -1"},
+		{"bad schedule", func(s *durable.Spec) { s.Runner.Schedule = 7 }, "runner.schedule is 7"},
+		{"negative timeout", func(s *durable.Spec) { s.Runner.TaskTimeout = -time.Second }, "runner.task_timeout"},
+		{"negative replans", func(s *durable.Spec) { s.Replan.MaxReplans = -1 }, "replan: max_replans"},
+		{"negative budget", func(s *durable.Spec) { s.Budget.MaxCalls = -1 }, "budget:"},
+		{"negative corrections", func(s *durable.Spec) { s.LLM.MaxCorrections = -2 }, "llm.max_corrections is -2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fullSpec(t)
+			require.NoError(t, s.Check())
+			tt.edit(&s)
+			err := s.Check()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// FuzzSpec checks that reading a spec never panics, and that whatever
+// reads writes a document that reads back to the same document. The seed
+// corpus is testdata/fuzz/FuzzSpec.
+func FuzzSpec(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s durable.Spec
+		if json.Unmarshal(data, &s) != nil {
+			return
+		}
+		out, err := json.Marshal(s)
+		require.NoError(t, err)
+		var back durable.Spec
+		require.NoError(t, json.Unmarshal(out, &back), "the written form must read back:\n%s", out)
+		again, err := json.Marshal(back)
+		require.NoError(t, err)
+		require.Equal(t, string(out), string(again))
+	})
+}
