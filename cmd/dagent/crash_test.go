@@ -39,6 +39,7 @@ func TestJournalProcesses(t *testing.T) {
 	require.NoError(t, err, "go build: %s", out)
 
 	t.Run("crash", func(t *testing.T) { testCrashes(t, bin) })
+	t.Run("replan crash", func(t *testing.T) { testReplanCrashes(t, bin) })
 	t.Run("concurrent", func(t *testing.T) { testConcurrentRuns(t, bin) })
 	t.Run("interrupt", func(t *testing.T) { testInterrupt(t, bin) })
 }
@@ -105,23 +106,65 @@ type snapshot struct {
 // have been at least 20 kills, and checks the run against an uninterrupted
 // one.
 func testCrashes(t *testing.T, bin string) {
-	const minKills = 20
 	rng := rand.New(rand.NewPCG(20251122, 7))
+	crashCycles(t, bin, rng, crashCase{plan: phasedPlan(rng), tasks: 12, minKills: 20})
+}
+
+// testReplanCrashes kills a run that replans — dagent run --replan, whose
+// first plan has a task that fails and asks for a repair — and its
+// resumes, with SIGKILL at random moments, until there have been at least
+// 20 kills, 8 of them after the repair plan was journaled; each run must
+// complete with the outputs of an uninterrupted one, no finished task run
+// again.
+func testReplanCrashes(t *testing.T, bin string) {
+	rng := rand.New(rand.NewPCG(20261124, 12))
+	var p struct {
+		Mission string           `json:"mission"`
+		Tasks   []map[string]any `json:"tasks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(phasedPlan(rng)), &p))
+	tail := append([]map[string]any{}, p.Tasks...)
+	p.Tasks = append(p.Tasks, map[string]any{"id": "flaky", "agent": "fail", "input": "try", "on_failure": "replan"})
+	first, err := json.Marshal(p)
+	require.NoError(t, err)
+	p.Tasks = append(tail, map[string]any{"id": "fixed", "agent": "work", "input": "instead of flaky", "depends_on": []string{"t0_0"}})
+	repair, err := json.Marshal(map[string]any{"route": "plan", "plan": p})
+	require.NoError(t, err)
+	f := startLLM(t, script{kindRepair: {string(repair)}})
+	crashCycles(t, bin, rng, crashCase{plan: string(first), tasks: 13, minKills: 20, minRepairKills: 8, args: []string{"--replan"}})
+	t.Logf("%d repair requests to the model", len(f.got(kindRepair)))
+}
+
+// crashCase is a plan to crash: its JSON, the tasks done when it completes,
+// the flags of dagent run, and how many kills to reach, in all and after a
+// repair plan was journaled.
+type crashCase struct {
+	plan                     string
+	tasks                    int
+	args                     []string
+	minKills, minRepairKills int
+}
+
+func crashCycles(t *testing.T, bin string, rng *rand.Rand, c crashCase) {
 	dir := t.TempDir()
 	reg, log := workRegistry(t, dir)
 	planPath := filepath.Join(dir, "plan.json")
-	require.NoError(t, os.WriteFile(planPath, []byte(phasedPlan(rng)), 0o600))
+	require.NoError(t, os.WriteFile(planPath, []byte(c.plan), 0o600))
+	runArgs := func(db, id string) []string {
+		return append([]string{"run", planPath, "--registry", reg, "--db", db, "--run-id", id}, c.args...)
+	}
 
 	// The outputs of an uninterrupted run.
-	whole := exec.Command(bin, "run", planPath, "--registry", reg, "--db", filepath.Join(dir, "whole.db"), "--run-id", "whole")
+	whole := exec.Command(bin, runArgs(filepath.Join(dir, "whole.db"), "whole")...)
 	out, err := whole.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	want := outputsOf(t, checkDB(t, filepath.Join(dir, "whole.db"), "whole"))
-	require.Len(t, want, 12)
+	require.Len(t, want, c.tasks)
 
 	db := filepath.Join(dir, "crash.db")
-	kills, launches, start := 0, 0, time.Now()
-	for cycle := 1; kills < minKills; cycle++ {
+	kills, repairKills, launches, start := 0, 0, 0, time.Now()
+	for cycle := 1; kills < c.minKills || repairKills < c.minRepairKills; cycle++ {
+		require.Less(t, cycle, 50, "too few kills after 50 runs")
 		id := fmt.Sprintf("crash-%d", cycle)
 		var snaps []snapshot
 		for attempt := 0; ; attempt++ {
@@ -129,7 +172,7 @@ func testCrashes(t *testing.T, bin string) {
 			args := []string{"resume", id, "--db", db}
 			if checkDB(t, db, id) == nil {
 				// Killed before the run was journaled: start it again.
-				args = []string{"run", planPath, "--registry", reg, "--db", db, "--run-id", id}
+				args = runArgs(db, id)
 			}
 			var output bytes.Buffer
 			cmd := exec.Command(bin, args...)
@@ -159,8 +202,11 @@ func testCrashes(t *testing.T, bin string) {
 				rec := checkDB(t, db, id)
 				s := snapshot{committed: map[string]bool{}, logLen: len(sideEffects(t, log))}
 				if rec != nil {
-					for tid := range rec.Tasks {
-						s.committed[tid] = true
+					for tid, task := range rec.Tasks {
+						s.committed[tid] = task.Status == "done"
+					}
+					if len(rec.Plans) > 1 {
+						repairKills++
 					}
 				}
 				snaps = append(snaps, s)
@@ -174,35 +220,43 @@ func testCrashes(t *testing.T, bin string) {
 		require.NotNil(t, rec)
 		assert.Equal(t, "completed", rec.Status, id)
 		assert.Equal(t, want, outputsOf(t, rec), "run %s: the outputs of an uninterrupted run", id)
+		if c.minRepairKills > 0 {
+			assert.Len(t, rec.Plans, 2, "run %s: the first plan and its one repair", id)
+		}
 
-		// No task whose final state was committed ran again: after each
-		// kill, the log holds no delivery of a task committed by then.
+		// No task done by a kill ran again: after each kill, the log holds
+		// no delivery of a task the journal held as done by then.
 		effects := sideEffects(t, log)
 		for k, s := range snaps {
 			for _, e := range effects[s.logLen:] {
-				if strings.HasPrefix(e[1], id+"/") {
-					assert.False(t, s.committed[e[0]], "run %s: task %s ran again after kill %d, though committed", id, e[0], k+1)
+				if strings.HasPrefix(e[1], id+"/") || strings.HasPrefix(e[1], id+".") {
+					assert.False(t, s.committed[e[0]], "run %s: task %s ran again after kill %d, though done", id, e[0], k+1)
 				}
 			}
 		}
 		// Every task ran at least once, and every delivery of it — the
 		// first, and those that ran again because it was in flight at a
-		// kill — carried the key of its first attempt.
+		// kill — carried the key of its first attempt in the run of its
+		// plan version: the run's id, or id.1 for the repair's run.
 		runs := map[string]int{}
 		for _, e := range effects {
-			if strings.HasPrefix(e[1], id+"/") {
+			if strings.HasPrefix(e[1], id+"/") || strings.HasPrefix(e[1], id+".") {
 				runs[e[0]]++
-				assert.Equal(t, id+"/"+e[0]+"/1", e[1], "run %s: the idempotency key of %s", id, e[0])
+				keys := []string{id + "/" + e[0] + "/1"}
+				if c.minRepairKills > 0 {
+					keys = append(keys, id+".1/"+e[0]+"/1")
+				}
+				assert.Contains(t, keys, e[1], "run %s: the idempotency key of %s", id, e[0])
 			}
 		}
-		assert.Len(t, runs, 12, "run %s: every task ran", id)
+		assert.Len(t, runs, c.tasks, "run %s: every task ran", id)
 		again := 0
 		for _, n := range runs {
 			again += n - 1
 		}
-		t.Logf("run %s: completed after %d kills in all so far; %d deliveries ran again (in flight at a kill)", id, kills, again)
+		t.Logf("run %s: completed after %d kills in all so far (%d after a repair was journaled); %d deliveries ran again (in flight at a kill)", id, kills, repairKills, again)
 	}
-	t.Logf("%d kills, %d processes in %s", kills, launches, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d kills (%d after a repair was journaled), %d processes in %s", kills, repairKills, launches, time.Since(start).Round(time.Millisecond))
 }
 
 // testConcurrentRuns runs four dagent processes on one journal at once.

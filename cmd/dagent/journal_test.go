@@ -1,15 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/stretchr/testify/assert"
@@ -28,6 +29,18 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// statusCancelled is the journal's status of an interrupted run.
+const statusCancelled = string(durable.StatusCancelled)
+
+// compact is JSON text without its insignificant spaces.
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
 }
 
 // workScript is a command worker for journal tests. It reads the request,
@@ -206,7 +219,9 @@ func TestShow(t *testing.T) {
 	events := shown["events"].([]any)
 	assert.Equal(t, "run_started", events[0].(map[string]any)["kind"])
 	assert.Equal(t, "run_finished", events[len(events)-1].(map[string]any)["kind"])
-	assert.Equal(t, reg, shown["options"].(map[string]any)["registry"])
+	spec := shown["options"].(map[string]any)
+	assert.Equal(t, 1.0, spec["version"], "the run's spec document")
+	assert.Equal(t, reg, spec["catalog"])
 
 	code, _, stderr = dagent(t, "", "show", "nope", "--db", db)
 	assert.Equal(t, exitUsage, code)
@@ -312,8 +327,8 @@ func TestResumeAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	canonical, err := p.Canonical()
 	require.NoError(t, err)
-	opts, err := json.Marshal(runOptions{Registry: reg, Concurrency: 4, Schedule: "eager", Timeout: "1m"})
-	require.NoError(t, err)
+	// The options of a run journaled before versioned specs.
+	opts := fmt.Appendf(nil, `{"registry": %q, "concurrency": 4, "schedule": "eager", "timeout": "1m0s"}`, reg)
 
 	s, err := store.Open(db)
 	require.NoError(t, err)
@@ -374,18 +389,24 @@ func TestReplay(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "llm       1 exchange recorded")
 
-	// The worker now says 4: its output differs, and so does the request
-	// the poet sends, which was never recorded.
+	// The worker now says 4. A replay does not run it: its answer comes
+	// from the journal.
 	require.NoError(t, os.WriteFile(reg, []byte(strings.ReplaceAll(shRegistry, `\"n\": 3`, `\"n\": 4`)), 0o600))
 	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "replay of run "+id+": identical (completed, 1 LLM exchange replayed)\n", stdout)
+
+	// Run for real, its output differs, and so does the request the poet
+	// sends, which was never recorded.
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--rerun-workers")
 	require.Equal(t, exitInvalid, code, stderr)
-	assert.Contains(t, stdout, "replay of run "+id+" diverged (")
+	assert.Contains(t, stdout, "replay of run "+id+" diverged (4 differences, 1 worker or tool call re-executed):\n")
 	assert.Regexp(t, `  - a request that was not recorded \(key [0-9a-f]{12}\): last user message "## Task Write about`, stdout)
 	assert.Contains(t, stdout, `  - task a output {"n":4,"ok":true}; it was {"n":3,"ok":true}`)
 	assert.Contains(t, stdout, "  - task poem is failed; it was done")
 	assert.Contains(t, stdout, "  - the run failed; it was completed")
 
-	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--format", "json")
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--format", "json", "--rerun-workers")
 	require.Equal(t, exitInvalid, code, stderr)
 	var replay map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &replay))
@@ -393,32 +414,83 @@ func TestReplay(t *testing.T) {
 	assert.Equal(t, "failed", replay["status"])
 	assert.Equal(t, "completed", replay["recorded_status"])
 	assert.Len(t, replay["differences"], 4)
+	assert.Equal(t, 1.0, replay["workers_rerun"])
 }
 
-func TestResumeRefusesARunThatReplans(t *testing.T) {
-	startLLM(t, script{kindRepair: {route(repairPlan)}})
+// TestReplayHasNoSideEffects: a replay answers the workers from the
+// journal; --rerun-workers runs them, with the run's idempotency keys,
+// and says how many calls ran.
+func TestReplayHasNoSideEffects(t *testing.T) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(chainPlan), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	id := doc["run_id"].(string)
+	require.Len(t, sideEffects(t, log), 3)
+
+	code, stdout, stderr := dagent(t, "", "replay", id, "--db", db, "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var replay map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &replay))
+	assert.Equal(t, true, replay["identical"])
+	assert.Equal(t, []any{}, replay["differences"])
+	assert.Equal(t, 0.0, replay["workers_rerun"])
+	assert.Len(t, sideEffects(t, log), 3, "no worker ran")
+
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--rerun-workers")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "replay of run "+id+": identical (completed, 0 LLM exchanges replayed, 3 worker or tool calls re-executed)\n", stdout)
+	effects := sideEffects(t, log)
+	require.Len(t, effects, 6)
+	assert.Equal(t, effects[:3], effects[3:], "the same tasks, with the same keys")
+}
+
+// TestResumeARunThatReplans resumes a run that replanned and waits for a
+// review of its repair plan: the run goes on from the repair plan, with
+// its history, and no finished task runs again.
+func TestResumeARunThatReplans(t *testing.T) {
+	withReview := `{"mission": "Check the flaky service", "tasks": [
+		{"id": "a", "agent": "echo", "input": "go"},
+		{"id": "b_again", "agent": "flaky", "depends_on": ["a"], "input": "try again with n {{results.a.n}}"},
+		{"id": "ok", "type": "human_review", "depends_on": ["b_again"], "input": "Fixed?"}]}`
+	f := startLLM(t, script{kindRepair: {route(withReview)}})
 	dir := t.TempDir()
 	reg := flakyRegistry(t, dir)
 	planPath := filepath.Join(dir, "plan.json")
 	require.NoError(t, os.WriteFile(planPath, []byte(flakyPlan), 0o600))
 	db := filepath.Join(dir, "runs.db")
-	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--replan", "--db", db)
-	require.Equal(t, exitOK, code, stderr)
-	id := doc["run_id"].(string)
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan", "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	id := regexp.MustCompile(`^run (\S+)\n`).FindStringSubmatch(stdout)[1]
+	assert.Contains(t, stdout, "dagent resume "+id+" --review ok=approve", "a run that replans is resumed too")
 
-	code, stdout, stderr := dagent(t, "", "show", id, "--db", db, "--format", "json")
+	code, stdout, stderr = dagent(t, "", "show", id, "--db", db, "--format", "json")
 	require.Equal(t, exitOK, code, stderr)
 	var shown map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &shown))
-	assert.Equal(t, "completed", shown["status"])
-	assert.Equal(t, []any{"a", "b", "b_again"}, shown["order"], "the tasks of the repair plan come after the plan's")
+	assert.Equal(t, "waiting", shown["status"])
+	assert.Equal(t, []any{"a", "b_again", "ok", "b"}, shown["order"], "the repair plan's tasks, then those it dropped")
 	assert.Equal(t, 1.0, shown["llm_exchanges"], "the planner's call")
-	starts := slices.IndexFunc(shown["events"].([]any), func(e any) bool { return e.(map[string]any)["kind"] == "run_finished" })
-	assert.Positive(t, starts)
+	code, stdout, stderr = dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `replan 1 after b failed \(agent_error: .*flaky failure\): 2 tasks added\n.*  run of a repair plan started\n`, stdout)
 
-	code, _, stderr = dagent(t, "", "resume", id, "--db", db)
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "resuming such a run is not supported yet")
+	code, doc, stderr := resumeJSON(t, id, "--db", db, "--review", "ok=approve")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", doc["status"])
+	assert.Equal(t, 1.0, doc["replan_count"], "the history of the run")
+	assert.Equal(t, "b", doc["replan_history"].([]any)[0].(map[string]any)["task_id"])
+	assert.Equal(t, 0.0, taskField(t, doc, "b_again", "attempts"), "done before the resume: not run again")
+	assert.Equal(t, "approve", taskField(t, doc, "ok", "output"))
+	assert.Equal(t, "ok", doc["plan"].(map[string]any)["tasks"].([]any)[2].(map[string]any)["id"], "the repair plan")
+	assert.Len(t, f.got(kindRepair), 1, "no new repair")
+
+	code, stdout, stderr = dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "run resumed\n")
 }
 
 // TestRunContinuesAJournaledRun: dagent run --initial-results of an
@@ -492,5 +564,5 @@ func TestReplayAMission(t *testing.T) {
 
 	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+\s+completed\s+1/\?\s+Greet the user`, stdout, "the plan was made in the run")
+	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+\s+completed\s+1/1\s+Greet the user`, stdout, "the plan made in the run is journaled")
 }

@@ -7,15 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dagent-dev/dagent/llm/openai"
-	"github.com/dagent-dev/dagent/llmagent"
-	"github.com/dagent-dev/dagent/metaplanner"
-	"github.com/dagent-dev/dagent/registry"
-
-	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/llm/openai"
+	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/spf13/cobra"
 )
 
@@ -46,53 +40,34 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 }
 
-// planner returns the meta-planner on c, with the registry and the flags'
-// options.
-func (f *llmFlags) planner(c llm.Client, reg *registry.Registry) *metaplanner.Planner {
-	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.fixes)}
-	if f.brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	return metaplanner.New(c, opts...)
-}
-
 // lazyLLM is the LLM of one command: built the first time something needs
 // it, so that a command that runs only registry workers never asks for an
-// LLM. It is safe for concurrent use.
+// LLM. Its client method is the [durable.ClientFunc] of the command's run,
+// which meters and journals it. It is safe for concurrent use.
 type lazyLLM struct {
-	f      llmFlags
-	budget llm.Budget
-	// base answers in place of a server when set (dagent replay).
-	base llm.Client
-	// wrap, when set, wraps the client under the meter (the journal's
-	// recording of every exchange). Set it before the client is built.
-	wrap func(llm.Client) llm.Client
+	f llmFlags
 
 	mu       sync.Mutex
 	built    bool
-	meter    *llm.Meter
+	c        llm.Client
 	recorder *llm.Recorder
 	hasModel bool // the client has a default model
 	err      error
 }
 
-func newLazyLLM(f llmFlags, budget llm.Budget) *lazyLLM {
-	return &lazyLLM{f: f, budget: budget}
-}
-
-// client returns the client, metered by the command's budget. With
-// needModel, the requests will name no model, so that the client must have
-// a default one (a replay needs none: the requests are answered as
-// recorded).
+// client returns the client, built for model on the first call (--model
+// wins, then model, then $DAGENT_MODEL). With needModel, the requests will
+// name no model, so that the client must have a default one (a recording
+// needs none: the requests are answered as recorded).
 //
 // Requests leave the model to the client rather than naming it, so that a
 // recording replays without --model or $DAGENT_MODEL.
-func (l *lazyLLM) client(needModel bool) (*llm.Meter, error) {
+func (l *lazyLLM) client(model string, needModel bool) (llm.Client, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.built {
 		l.built = true
-		l.meter, l.err = l.build()
+		l.c, l.err = l.build(model)
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -100,24 +75,20 @@ func (l *lazyLLM) client(needModel bool) (*llm.Meter, error) {
 	if needModel && !l.hasModel {
 		return nil, errNoModel
 	}
-	return l.meter, nil
+	return l.c, nil
 }
 
-func (l *lazyLLM) build() (*llm.Meter, error) {
-	if l.base != nil {
-		l.hasModel = true
-		return llm.NewMeter(l.wrapped(l.base), l.budget), nil
-	}
+func (l *lazyLLM) build(model string) (llm.Client, error) {
 	if l.f.replay != "" {
 		r, err := llm.Replay(l.f.replay)
 		if err != nil {
 			return nil, err
 		}
 		l.hasModel = true
-		return llm.NewMeter(l.wrapped(r), l.budget), nil
+		return r, nil
 	}
 	cfg := openai.ConfigFromEnv()
-	cfg.Model = cmp.Or(strings.TrimSpace(l.f.model), cfg.Model)
+	cfg.Model = cmp.Or(strings.TrimSpace(l.f.model), model, cfg.Model)
 	c, err := openai.New(cfg)
 	if errors.Is(err, openai.ErrNotConfigured) {
 		return nil, errNoLLM
@@ -126,51 +97,25 @@ func (l *lazyLLM) build() (*llm.Meter, error) {
 		return nil, err
 	}
 	l.hasModel = cfg.Model != ""
-	var inner llm.Client = c
-	if l.f.record != "" {
-		rec, err := llm.Record(c, l.f.record)
-		if err != nil {
-			return nil, err
-		}
-		l.recorder, inner = rec, rec
+	if l.f.record == "" {
+		return c, nil
 	}
-	return llm.NewMeter(l.wrapped(inner), l.budget), nil
+	if l.recorder, err = llm.Record(c, l.f.record); err != nil {
+		return nil, err
+	}
+	return l.recorder, nil
 }
 
-func (l *lazyLLM) wrapped(c llm.Client) llm.Client {
-	if l.wrap == nil {
-		return c
-	}
-	return l.wrap(c)
-}
-
-// close closes the recording, if any.
-func (l *lazyLLM) close() error {
+// closeLLM closes the recording of l, if any, after a command and reports
+// a failure to close it on stderr; err is the command's error, kept when
+// set.
+func closeLLM(cmd *cobra.Command, l *lazyLLM, err error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.recorder == nil {
-		return nil
+		return err
 	}
-	return l.recorder.Close()
-}
-
-// planAgents runs the LLM agents a plan defines (and plan.DefaultAgent) on
-// l's client with the registry's tools. The runner asks for them before any
-// task starts, and only for tasks that name no registry worker.
-func planAgents(l *lazyLLM, reg *registry.Registry) runner.PlanAgents {
-	return func(name string, def plan.Agent) (agent.Agent, error) {
-		c, err := l.client(def.Model == "")
-		if err != nil {
-			return nil, err
-		}
-		return llmagent.Agents(c, reg, "")(name, def)
-	}
-}
-
-// closeLLM closes l after a command and reports a failure to close it on
-// stderr; err is the command's error, kept when set.
-func closeLLM(cmd *cobra.Command, l *lazyLLM, err error) error {
-	if cerr := l.close(); cerr != nil {
+	if cerr := l.recorder.Close(); cerr != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dagent:", cerr)
 		if err == nil {
 			return exitCode(exitUsage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/registry/regfile"
@@ -20,35 +22,53 @@ import (
 // prints every problem to stderr, one per line, and returns an error
 // matching plan.ErrInvalid.
 func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.DAG, error) {
+	p, err := parse(cmd, path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d, err := p.DAG(opts...)
+	return d, problems(cmd, err)
+}
+
+// parse reads and parses the plan at path. A plan that parsed with
+// problems is checked with opts too, so that one run shows everything to
+// fix: the problems are printed as [problems] does.
+func parse(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
 	data, err := read(cmd.InOrStdin(), path, "plan")
 	if err != nil {
 		return nil, err
 	}
 	p, err := plan.Parse(data)
-	problems := plan.Problems(err)
-	if err != nil && problems == nil {
-		return nil, err
+	if err == nil || plan.Problems(err) == nil {
+		return p, err
 	}
-	// A plan that parsed with problems is still checked, so that one run
-	// shows everything to fix.
-	var d *plan.DAG
+	var checked error
 	if p != nil {
-		var checked error
-		d, checked = p.DAG(opts...)
-		problems = append(problems, plan.Problems(checked)...)
+		_, checked = p.DAG(opts...)
 	}
-	if len(problems) == 0 {
-		return d, nil
+	return nil, problems(cmd, &plan.Error{Problems: append(plan.Problems(err), plan.Problems(checked)...)})
+}
+
+// problems prints the problems of err, an invalid plan, on stderr, one per
+// line (an invalid plan without problems as it is), and returns an error
+// matching plan.ErrInvalid; any other err is returned as it is. Parse and
+// Validate each report in source order; merged, the problems stay in
+// source order, plan-level ones first.
+func problems(cmd *cobra.Command, err error) error {
+	probs := plan.Problems(err)
+	if probs == nil {
+		if errors.Is(err, plan.ErrInvalid) {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+		}
+		return err
 	}
-	// Parse and Validate each report in source order; merged, the problems
-	// stay in source order, plan-level ones first.
-	slices.SortStableFunc(problems, func(a, b *plan.Problem) int {
+	slices.SortStableFunc(probs, func(a, b *plan.Problem) int {
 		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
 	})
-	for _, prob := range problems {
+	for _, prob := range probs {
 		fmt.Fprintln(cmd.ErrOrStderr(), prob.Error())
 	}
-	return nil, &plan.Error{Problems: problems}
+	return &plan.Error{Problems: probs}
 }
 
 // loadWith loads the registry file at regPath, if any, then the plan at
@@ -83,6 +103,12 @@ func loadRegistry(cmd *cobra.Command, path string) (*registry.Registry, error) {
 		return nil, exitCode(exitInvalid)
 	}
 	return reg, err
+}
+
+// registryFile resolves a journaled run's catalog: the registry file it
+// names.
+func registryFile(cmd *cobra.Command) durable.CatalogFunc {
+	return func(_ context.Context, path string) (*registry.Registry, error) { return loadRegistry(cmd, path) }
 }
 
 // read reads the file at path, or stdin for "-"; what names the file in

@@ -10,7 +10,7 @@
 //	dagent runs                     list the journaled runs
 //	dagent show RUN                 show a run's tasks, outputs and events
 //	dagent resume RUN               continue a run that crashed, was cancelled or waits for review
-//	dagent replay RUN               run a run again on its recorded LLM exchanges and compare
+//	dagent replay RUN               run a run again on its journal, without side effects, and compare
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
@@ -29,7 +29,8 @@
 // Every dagent run is journaled in a SQLite database, .dagent/dagent.db
 // under the working directory (--db PATH or $DAGENT_DB to move it,
 // --no-journal to skip it): each task's final state is on disk before the
-// run goes on, so that a run that crashed resumes where it stopped. See
+// run goes on, so that a run that crashed resumes where it stopped —
+// replanning runs too — and a replay has no side effects. See
 // docs/durability.md.
 //
 // Commands that talk to an LLM (plan, and run when the plan has LLM agents
@@ -40,20 +41,53 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/spf13/cobra"
 )
 
-// Exit codes shared by every command.
+// The exit codes of every command; main.go's package comment says what
+// each means.
 const (
-	exitOK      = 0
-	exitInvalid = 1
-	exitUsage   = 2
+	exitOK       = 0
+	exitInvalid  = 1
+	exitUsage    = 2
+	exitWaiting  = 3 // the run waits for human review
+	exitReplan   = 4 // the run needs a new plan
+	exitAnswered = 5 // the planner answered the mission directly
+	exitClarify  = 6 // the planner asks the user a question
 )
+
+// exitCode is an error that has already been reported and only sets the
+// process's exit code.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// runExit is the exit of a run that ended with status s.
+func runExit(s runner.Status) error {
+	switch s {
+	case runner.StatusCompleted:
+		return nil
+	case runner.StatusWaiting:
+		return exitCode(exitWaiting)
+	case runner.StatusReplanRequired:
+		return exitCode(exitReplan)
+	}
+	return exitCode(exitInvalid)
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -84,4 +118,68 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dagent:", err)
 		return exitUsage
 	}
+}
+
+// Helpers shared by the commands.
+
+// formatFlag registers --format (-f), text or json, and checks it before
+// the command runs.
+func formatFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "format", "f", "text", "output format: text or json")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if *format != "text" && *format != "json" {
+			return fmt.Errorf("unknown format %q; use text or json", *format)
+		}
+		return nil
+	}
+}
+
+// interruptible is the command's context, cancelled by Ctrl-C or SIGTERM.
+func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// encodeJSON prints v indented, without HTML escaping.
+func encodeJSON(w io.Writer, v any) error {
+	return jsonv.EncodeIndent(w, v, "  ")
+}
+
+// textOf is an output, or the JSON of one, as text: a string as it is,
+// anything else indented JSON.
+func textOf(v any) string {
+	if raw, ok := v.(json.RawMessage); ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }

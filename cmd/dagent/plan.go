@@ -1,30 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/dagent-dev/dagent/critic"
-	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/registry"
 	"github.com/spf13/cobra"
-)
-
-// Exit codes of a command that plans, when the planner did not plan.
-const (
-	exitAnswered = 5 // the planner answered the mission directly
-	exitClarify  = 6 // the planner asks the user a question
 )
 
 type planFlags struct {
@@ -74,15 +63,12 @@ question (the question is printed).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry file (YAML or JSON) of the workers and tools plans may use")
 	fl.StringVarP(&f.output, "output", "o", "", "write the plan to `FILE` instead of standard output")
-	fl.StringVarP(&f.format, "format", "f", "text", "output format: text or json")
+	formatFlag(cmd, &f.format)
 	f.llm.register(cmd)
 	return cmd
 }
 
 func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
-	if f.format != "text" && f.format != "json" {
-		return fmt.Errorf("unknown format %q; use text or json", f.format)
-	}
 	if mission, err = readMission(cmd, mission); err != nil {
 		return err
 	}
@@ -90,11 +76,19 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	l := newLazyLLM(f.llm, llm.Budget{})
+	l := &lazyLLM{f: f.llm}
 	defer func() { err = closeLLM(cmd, l, err) }()
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	c, err := l.client("", true)
+	if err != nil {
+		return err
+	}
+	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.llm.fixes)}
+	if f.llm.brief {
+		opts = append(opts, metaplanner.WithBrief())
+	}
+	ctx, stop := interruptible(cmd)
 	defer stop()
-	res, err := planMission(ctx, l, reg, mission)
+	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)
 	if err := settlePlanning(cmd, res, err, f.format); err != nil {
 		return err
 	}
@@ -130,15 +124,6 @@ func readMission(cmd *cobra.Command, arg string) (string, error) {
 		return "", errors.New("the mission is empty")
 	}
 	return mission, nil
-}
-
-// planMission asks the meta-planner, on l's client, how to handle mission.
-func planMission(ctx context.Context, l *lazyLLM, reg *registry.Registry, mission string) (*metaplanner.Result, error) {
-	c, err := l.client(true)
-	if err != nil {
-		return nil, err
-	}
-	return l.f.planner(c, reg).Plan(ctx, mission)
 }
 
 // settlePlanning reports an outcome of planning that is no plan to use and
@@ -180,9 +165,6 @@ func settlePlanning(cmd *cobra.Command, res *metaplanner.Result, err error, form
 		if err := writePlanningJSON(out, res, nil); err != nil {
 			return err
 		}
-		return code
-	}
-	if format == "quiet" {
 		return code
 	}
 	text := res.Answer
@@ -260,11 +242,6 @@ func writePlanningJSON(w io.Writer, res *metaplanner.Result, err error) error {
 		doc.Plan = raw
 	}
 	return encodeJSON(w, doc)
-}
-
-// encodeJSON prints v indented, without HTML escaping.
-func encodeJSON(w io.Writer, v any) error {
-	return jsonv.EncodeIndent(w, v, "  ")
 }
 
 // canonicalPlan is the canonical JSON of p for a JSON document.

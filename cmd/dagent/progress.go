@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -10,69 +9,86 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
 
-// progress prints one line per state change of a run, with the time since
-// the run started, and one per repair of an execution that replans. It is
-// an observer: it runs on its own goroutine and the runner waits for it
-// before Run returns; the executor's events come between the runs.
+// progress prints one line per event of a run as it goes, with the time
+// since the run started: the text format of dagent run and resume. It is
+// an observer: the runner waits for it before Run returns, and the
+// executor's events come between the runs.
 type progress struct {
 	w     io.Writer
 	start time.Time
-	// announce, when set, is called before the first line of a run.
+	// announce prints the run's id, once, before the first line.
 	announce func()
 }
 
 func (p *progress) Observe(e runner.Event) {
-	if e.Kind == runner.EventRunStarted {
+	switch e.Kind {
+	case executor.EventReplanRequested, executor.EventHalted:
+		return // the next line, or the summary, says it
+	case durable.EventPlanned:
+		p.announce()
+		fmt.Fprintln(p.w, eventLine(e))
+		return
+	case runner.EventRunStarted:
 		p.start = e.Time
-		if p.announce != nil {
-			p.announce()
-		}
+		p.announce()
 	}
-	var line string
+	fmt.Fprintf(p.w, "%8s  %s\n", round(e.Time.Sub(p.start)), eventLine(e))
+}
+
+// eventLine describes an event of a run in one line: as the progress of
+// dagent run prints it, and as dagent show prints a journaled one.
+func eventLine(e runner.Event) string {
 	switch e.Kind {
 	case runner.EventRunStarted:
-		line = "run " + e.RunID + " started"
+		return "run " + e.RunID + " started"
 	case runner.EventRunFinished:
-		line = "run " + string(e.Status)
+		return "run " + string(e.Status)
 	case runner.EventPhaseStarted:
-		line = fmt.Sprintf("phase %d started", e.Phase)
+		return fmt.Sprintf("phase %d started", e.Phase)
 	case runner.EventPhaseFinished:
-		line = fmt.Sprintf("phase %d settled in %s", e.Phase, round(e.Duration))
+		return fmt.Sprintf("phase %d settled in %s", e.Phase, round(e.Duration))
 	case runner.EventTaskStarted:
-		line = e.TaskID + ": started"
+		return e.TaskID + ": started"
 	case runner.EventTaskVerified:
 		switch {
 		case e.Err != nil:
-			line = e.TaskID + ": verification error: " + oneLine(e.Err.Error(), 100)
+			return e.TaskID + ": verification error: " + prose.Excerpt(e.Err.Error(), 100)
 		case e.Passed:
-			line = e.TaskID + ": verification passed"
-		default:
-			line = e.TaskID + ": verification failed: " + oneLine(e.Diagnosis, 100)
+			return e.TaskID + ": verification passed"
 		}
+		return e.TaskID + ": verification failed: " + prose.Excerpt(e.Diagnosis, 100)
 	case runner.EventTaskRetried:
-		line = fmt.Sprintf("%s: retry %d after: %s", e.TaskID, e.Attempt-1, oneLine(e.Diagnosis, 100))
+		return fmt.Sprintf("%s: retry %d after: %s", e.TaskID, e.Attempt-1, prose.Excerpt(e.Diagnosis, 100))
 	case runner.EventTaskFinished:
-		line = fmt.Sprintf("%s: done in %s", e.TaskID, round(e.Duration))
+		return fmt.Sprintf("%s: done in %s", e.TaskID, round(e.Duration))
 	case runner.EventTaskFailed:
-		line = e.TaskID + ": failed: " + oneLine(errString(e.Err), 100)
+		return e.TaskID + ": failed: " + prose.Excerpt(errString(e.Err), 100)
 	case runner.EventTaskSkipped:
-		line = e.TaskID + ": skipped: " + oneLine(errString(e.Err), 100)
+		return e.TaskID + ": skipped: " + prose.Excerpt(errString(e.Err), 100)
 	case runner.EventTaskWaiting:
-		line = e.TaskID + ": waiting for review"
+		return e.TaskID + ": waiting for review"
+	case durable.EventPlanned:
+		return fmt.Sprintf("planned %s in %s", prose.Plural(e.Tasks, "task"), prose.Plural(e.Attempt, "attempt"))
+	case executor.EventReplanRequested:
+		return fmt.Sprintf("replan requested after %s failed (%s)", e.TaskID, failureWhy(e))
 	case executor.EventRepairAdopted:
-		line = fmt.Sprintf("replan %d after %s failed (%s): %s added", e.Version, e.TaskID, failureWhy(e), prose.Plural(e.NewTasks, "task"))
+		return fmt.Sprintf("replan %d after %s failed (%s): %s added", e.Version, e.TaskID, failureWhy(e), prose.Plural(e.NewTasks, "task"))
 	case executor.EventReplanFailed:
-		line = fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), oneLine(errString(e.Err), 200))
-	default:
-		return
+		return fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), prose.Excerpt(errString(e.Err), 200))
+	case executor.EventHalted:
+		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, haltReason(e.Halt))
 	}
-	fmt.Fprintf(p.w, "%8s  %s\n", round(e.Time.Sub(p.start)), line)
+	if e.TaskID != "" {
+		return e.TaskID + ": " + string(e.Kind)
+	}
+	return string(e.Kind)
 }
 
 // failureWhy is the class and diagnosis of the failure an executor's event
@@ -80,23 +96,17 @@ func (p *progress) Observe(e runner.Event) {
 func failureWhy(e runner.Event) string {
 	why := string(e.Class)
 	if e.Diagnosis != "" {
-		why += ": " + oneLine(e.Diagnosis, 100)
+		why += ": " + prose.Excerpt(e.Diagnosis, 100)
 	}
 	return why
 }
 
-// summaryExtra is what a summary of a run that replanned adds.
-type summaryExtra struct {
-	replans int
-	halt    string
-	// journaled is the run's id when dagent resume can continue it.
-	journaled string
-}
-
-// writeSummary prints the table of tasks, the pending reviews, the outputs
-// of the plan's final tasks and how the run ended. Tasks of res that p
-// does not have (those of earlier plans a replan dropped) come last.
-func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra) error {
+// writeSummary prints the table of out's tasks, the pending reviews, the
+// outputs of the final tasks of the plan that ran last and how the run
+// ended. Tasks that plan does not have (those of earlier plans a replan
+// dropped) come last. journaled says dagent resume can continue the run.
+func writeSummary(w io.Writer, out *durable.Outcome, journaled bool) error {
+	p, res := out.Plan, out.Result
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
@@ -105,7 +115,7 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra)
 		if why == "" && t.Status != runner.TaskDone {
 			why = errString(t.Err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", name, t.Status, t.Attempts, round(t.Duration), oneLine(why, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", name, t.Status, t.Attempts, round(t.Duration), prose.Excerpt(why, 80))
 	}
 	inPlan := make(map[string]bool, len(p.Tasks))
 	for i := range p.Tasks {
@@ -126,23 +136,25 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra)
 		fmt.Fprintf(w, "\nreview %s waits for a decision:\n%s\n", r.TaskID, indent(r.Prompt))
 	}
 	switch {
-	case len(res.PendingReviews) > 0 && x.journaled != "":
-		fmt.Fprintf(w, "\nTo resume, decide each review:\n  dagent resume %s --review %s=approve\n(or =reject), or pass --reviews decisions.json, which maps each review's\ntask id to \"approve\", \"reject\" or {\"approved\": true, \"comment\": \"...\"}.\n", x.journaled, res.PendingReviews[0].TaskID)
+	case len(res.PendingReviews) > 0 && journaled:
+		fmt.Fprintf(w, "\nTo resume, decide each review:\n  dagent resume %s --review %s=approve\n(or =reject), or pass --reviews decisions.json, which maps each review's\ntask id to \"approve\", \"reject\" or {\"approved\": true, \"comment\": \"...\"}.\n", out.RunID, res.PendingReviews[0].TaskID)
 	case len(res.PendingReviews) > 0:
 		fmt.Fprintf(w, "\nTo resume, run with --format json > run.json, then again with\n  --initial-results run.json --reviews decisions.json\nwhere decisions.json maps each review's task id to \"approve\", \"reject\" or\n{\"approved\": true, \"comment\": \"...\"}.\n")
 	}
 	for _, id := range finals(p) {
-		if t := res.Tasks[id]; t.Status == runner.TaskDone {
+		if t := res.Tasks[id]; t != nil && t.Status == runner.TaskDone {
 			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(t.Output), "\n"))
 		}
 	}
 	fmt.Fprintln(w)
-	if x.halt != "" {
-		fmt.Fprintf(w, "replanning halted (%s): %s\n", x.halt, haltReason(x.halt))
-	}
 	after, and := "", ""
-	if x.replans > 0 {
-		after, and = " after "+prose.Plural(x.replans, "replan"), " and "+prose.Plural(x.replans, "replan")
+	if x := out.Execution; x != nil {
+		if x.Halt != "" {
+			fmt.Fprintf(w, "replanning halted (%s): %s\n", x.Halt, haltReason(x.Halt))
+		}
+		if x.ReplanCount > 0 {
+			after, and = " after "+prose.Plural(x.ReplanCount, "replan"), " and "+prose.Plural(x.ReplanCount, "replan")
+		}
 	}
 	switch res.Status {
 	case runner.StatusCompleted:
@@ -150,9 +162,9 @@ func writeSummary(w io.Writer, p *plan.Plan, res *runner.Result, x summaryExtra)
 	case runner.StatusWaiting:
 		fmt.Fprintf(w, "waiting for review after %s%s\n", round(res.Duration), and)
 	case runner.StatusReplanRequired:
-		fmt.Fprintf(w, "replan required by task %s%s: %s\n", res.Replan.TaskID, after, oneLine(res.Replan.Diagnosis, 200))
+		fmt.Fprintf(w, "replan required by task %s%s: %s\n", res.Replan.TaskID, after, prose.Excerpt(res.Replan.Diagnosis, 200))
 	default:
-		fmt.Fprintf(w, "failed after %s%s: %s\n", round(res.Duration), and, oneLine(errString(res.Err), 200))
+		fmt.Fprintf(w, "failed after %s%s: %s\n", round(res.Duration), and, prose.Excerpt(errString(res.Err), 200))
 	}
 	return nil
 }
@@ -173,47 +185,6 @@ func finals(p *plan.Plan) []string {
 		}
 	}
 	return out
-}
-
-func textOf(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// oneLine keeps the first line of s, cut to n characters.
-func oneLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 // haltReason explains a halt of the executor.

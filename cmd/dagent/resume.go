@@ -1,16 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
-	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
 
@@ -46,9 +43,11 @@ to "approve", "reject" or {"approved": bool, "comment": "...", "output":
 ...}). A review without a decision waits again. A completed run is printed
 as it is; nothing runs.
 
-Resuming a run that replans (dagent run --replan or --mission) is not
-supported yet. The output and the exit codes are those of dagent run: 0
-completed, 1 failed, 2 usage or input error, 3 waiting for review.`,
+A run that replans (dagent run --replan or --mission) goes on from the last
+repair plan it adopted, with its repair history and what is left of its
+limits; one that died while its mission was being planned plans it again.
+The output and the exit codes are those of dagent run: 0 completed, 1
+failed, 2 usage or input error, 3 waiting for review, 4 replan required.`,
 		Example: `  dagent resume 20250101T120000-1a2b3c4d
   dagent resume 20250101T120000-1a2b3c4d --review approve_draft=approve --format json`,
 		Args: cobra.ExactArgs(1),
@@ -58,17 +57,14 @@ completed, 1 failed, 2 usage or input error, 3 waiting for review.`,
 	}
 	fl := cmd.Flags()
 	f.db.register(cmd, false)
-	fl.StringVarP(&f.format, "format", "f", "text", "output format: text or json")
+	formatFlag(cmd, &f.format)
 	fl.StringArrayVar(&f.review, "review", nil, "decision of a review, `ID=approve` or ID=reject (repeatable)")
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.model, "model", "", "model for the run's LLM agents (default the model the run started with, else $DAGENT_MODEL)")
 	return cmd
 }
 
-func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) error {
-	if rf.format != "text" && rf.format != "json" {
-		return fmt.Errorf("unknown format %q; use text or json", rf.format)
-	}
+func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	reviews, err := reviewFlags(cmd, rf.review, rf.reviews)
 	if err != nil {
 		return err
@@ -77,59 +73,25 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) error {
 	if err != nil {
 		return err
 	}
-	rj := &runJournal{s: s}
-	defer rj.close(cmd)
-	rec, err := loadRun(cmd.Context(), s, id)
+	defer closeStore(cmd, s)
+	r, err := durable.Load(cmd.Context(), s, id)
 	if err != nil {
-		return err
+		return notFound(id, err)
 	}
-	o, err := parseOptions(rec)
-	if err != nil {
-		return err
+	if wd, err := os.Getwd(); err == nil && r.Spec.Dir != "" && wd != r.Spec.Dir && r.Status != durable.StatusCompleted {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: note: run %s started in %s; its workers now run in %s\n", r.ID, r.Spec.Dir, wd)
 	}
-	if o.Replan {
-		return fmt.Errorf("run %s replans (dagent run --replan or --mission), and resuming such a run is not supported yet; dagent show %s has its finished tasks", rec.ID, rec.ID)
+	l := &lazyLLM{f: llmFlags{model: rf.model}}
+	defer func() { err = closeLLM(cmd, l, err) }()
+	view := newRunView(cmd, rf.format, r.ID, true)
+	ctx, stop := interruptible(cmd)
+	defer stop()
+	out, err := durable.Resume(ctx, s, r.ID, append(view.options(),
+		durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd)), durable.WithReviews(reviews))...)
+	if plan.Problems(err) != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: the plan of run %s is no longer valid:\n", r.ID)
 	}
-	f, err := o.flags()
-	if err != nil {
-		return fmt.Errorf("run %s: %w", rec.ID, err)
-	}
-	f.format = rf.format
-	if rf.model != "" {
-		f.llm.model = rf.model
-	}
-	reg, err := loadRegistry(cmd, f.registry)
-	if err != nil {
-		return err
-	}
-	d, err := planOf(cmd, rec, catalog(reg)...)
-	if err != nil {
-		return err
-	}
-	if d == nil {
-		return fmt.Errorf("run %s has no plan in the journal", rec.ID)
-	}
-	p := d.Plan()
-	for id := range reviews {
-		if i := slices.IndexFunc(p.Tasks, func(t plan.Task) bool { return t.ID == id }); i < 0 || p.Tasks[i].Type != plan.TypeHumanReview {
-			return fmt.Errorf("review decision for %q, which is not a human_review task of run %s", id, rec.ID)
-		}
-	}
-	if rec.Status == string(runner.StatusCompleted) {
-		return writeRecorded(cmd, rec, p, f.format)
-	}
-	done, _, err := store.Resume(rec)
-	if err != nil {
-		return err
-	}
-	if o.Dir != "" {
-		if wd, err := os.Getwd(); err == nil && wd != o.Dir {
-			fmt.Fprintf(cmd.ErrOrStderr(), "dagent: note: run %s started in %s; its workers now run in %s\n", rec.ID, o.Dir, wd)
-		}
-	}
-	a := &launch{dag: d, mission: p.Mission, reg: reg, f: f, runID: rec.ID, initial: done, reviews: reviews, journal: rj, resume: true}
-	_, err = a.exec(cmd)
-	return err
+	return view.print(out, err)
 }
 
 // reviewFlags reads the decisions of --reviews FILE and --review ID=D
@@ -157,51 +119,4 @@ func reviewFlags(cmd *cobra.Command, flags []string, file string) (map[string]ru
 		return nil, nil
 	}
 	return decisions, nil
-}
-
-// writeRecorded prints a finished run as the journal has it, as dagent run
-// printed it, and returns its exit.
-func writeRecorded(cmd *cobra.Command, rec *store.Record, p *plan.Plan, format string) error {
-	res, err := recordResult(rec, p)
-	if err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	if format == "json" {
-		err = writeJSONResult(out, res)
-	} else {
-		fmt.Fprintf(out, "run %s\n", rec.ID)
-		err = writeSummary(out, p, res, summaryExtra{})
-	}
-	if err != nil {
-		return err
-	}
-	return runExit(res.Status)
-}
-
-// recordResult rebuilds a run's result from the journal.
-func recordResult(rec *store.Record, p *plan.Plan) (*runner.Result, error) {
-	res := &runner.Result{RunID: rec.ID, Status: runner.Status(rec.Status), Tasks: map[string]*runner.TaskResult{}, Started: rec.Created, Duration: rec.Updated.Sub(rec.Created)}
-	if rec.Error != "" {
-		res.Err = errors.New(rec.Error)
-	}
-	outputs, _, err := store.Resume(rec)
-	if err != nil {
-		return nil, err
-	}
-	_, views := taskViews(rec)
-	for _, id := range slices.Sorted(maps.Keys(views)) {
-		v := views[id]
-		t := &runner.TaskResult{ID: id, Status: runner.TaskStatus(v.Status), Attempts: v.Attempts, Output: outputs[id], Diagnosis: v.Diagnosis, Started: v.Started, Duration: v.Duration}
-		if v.Error != "" {
-			t.Err = errors.New(v.Error)
-		}
-		res.Tasks[id] = t
-	}
-	for i := range p.Tasks {
-		if _, ok := res.Tasks[p.Tasks[i].ID]; !ok {
-			res.Tasks[p.Tasks[i].ID] = &runner.TaskResult{ID: p.Tasks[i].ID, Status: runner.TaskPending}
-		}
-	}
-	return res, nil
 }

@@ -24,7 +24,7 @@ Every dagent run is journaled in .dagent/dagent.db under the working
 directory (--db PATH or DAGENT_DB elsewhere, --no-journal not at all):
 dagent runs lists the runs, dagent show RUN shows one, dagent resume RUN
 continues one that crashed, was cancelled or waits for review, and dagent
-replay RUN runs one again on its recorded LLM exchanges.
+replay RUN runs one again on its journal, without side effects.
 
 A PLAN argument is a path, or - for standard input. Exit codes: 0 success,
 1 the checked thing failed (the plan or registry is invalid, with every

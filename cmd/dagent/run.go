@@ -6,28 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
-	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
-)
-
-// Exit codes of dagent run beyond the shared ones.
-const (
-	exitWaiting = 3
-	exitReplan  = 4
 )
 
 type runFlags struct {
@@ -110,9 +103,9 @@ Every run is journaled in a SQLite database, .dagent/dagent.db under the
 working directory (--db PATH or $DAGENT_DB for another, --no-journal for
 none): each task's final state is committed before the run goes on, so
 that dagent resume RUN continues a run that crashed, was cancelled or waits
-for review, never running a done task again; dagent runs lists the runs,
-dagent show RUN shows one, dagent replay RUN runs one again on its recorded
-LLM exchanges. The text format prints "run ID" first, when the run starts.
+for review — replanning ones too — never running a done task again; dagent
+runs lists the runs, dagent show RUN shows one, dagent replay RUN runs one
+again on its journal, without side effects. The text format prints "run ID" first, when the run starts.
 
 A run that waits for human review is resumed with dagent resume ID --review
 TASK=approve (or =reject), or by running the plan again with
@@ -153,7 +146,6 @@ kept and printed.`,
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.initial, "initial-results", "", "JSON file of task outputs by id, or an earlier --format json result; those tasks are not run again")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
-	fl.StringVarP(&f.format, "format", "f", "text", "output format: text or json")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key (default: the --initial-results run's id, else a new one)")
 	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
 	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
@@ -165,6 +157,7 @@ kept and printed.`,
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
+	formatFlag(cmd, &f.format)
 	return cmd
 }
 
@@ -173,9 +166,6 @@ func (f *runFlags) replanning() bool { return f.replan || f.mission != "" }
 
 // check rejects flags that do not go together.
 func (f *runFlags) check(cmd *cobra.Command, path string) error {
-	if f.format != "text" && f.format != "json" {
-		return fmt.Errorf("unknown format %q; use text or json", f.format)
-	}
 	if path == "" && f.mission == "" {
 		return errors.New("run needs a PLAN, or --mission MISSION to plan one first")
 	}
@@ -202,173 +192,156 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	return nil
 }
 
-func runPlan(cmd *cobra.Command, path string, f runFlags) error {
+func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err := f.check(cmd, path); err != nil {
 		return err
 	}
-	if _, err := runner.ParseSchedule(f.schedule); err != nil {
-		return err
-	}
-	var (
-		d   *plan.DAG
-		reg *registry.Registry
-		err error
-	)
-	if path != "" {
-		d, reg, err = loadWith(cmd, path, f.registry)
-	} else {
-		reg, err = loadRegistry(cmd, f.registry)
-	}
+	schedule, err := runner.ParseSchedule(f.schedule)
 	if err != nil {
 		return err
 	}
-	mission := f.mission
-	if d != nil && f.replanning() && mission == "" {
-		if mission = d.Plan().Mission; strings.TrimSpace(mission) == "" {
-			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
-		}
+	reg, err := loadRegistry(cmd, f.registry)
+	if err != nil {
+		return err
 	}
-	a := &launch{dag: d, mission: mission, reg: reg, f: f, runID: f.runID}
-	if f.reviews != "" {
-		if a.reviews, err = readReviews(cmd, f.reviews); err != nil {
+	spec := durable.Spec{
+		Mission: f.mission,
+		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
+		Budget:  executor.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls, MaxDuration: f.deadline},
+		LLM:     durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes},
+	}
+	if spec.Dir, err = os.Getwd(); err != nil {
+		return err
+	}
+	if f.registry != "" {
+		if spec.Catalog, err = filepath.Abs(f.registry); err != nil {
 			return err
 		}
 	}
+	if path != "" {
+		// The plan is checked once, against the catalog, when it starts.
+		if spec.Plan, err = parse(cmd, path, catalog(reg)...); err != nil {
+			return err
+		}
+	}
+	if f.replanning() {
+		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown}
+		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
+			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
+		}
+	}
+	l := &lazyLLM{f: f.llm}
+	defer func() { err = closeLLM(cmd, l, err) }()
+	opts := []durable.Option{
+		durable.WithLLM(l.client),
+		durable.WithCatalog(func(context.Context, string) (*registry.Registry, error) { return reg, nil }),
+	}
+	if f.reviews != "" {
+		decisions, err := readReviews(cmd, f.reviews)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, durable.WithReviews(decisions))
+	}
+	runID := f.runID
 	if f.initial != "" {
 		outputs, earlier, err := readInitial(cmd, f.initial)
 		if err != nil {
 			return err
 		}
-		a.initial, a.seed = outputs, maps.Clone(outputs)
-		a.runID = cmp.Or(a.runID, earlier)
+		opts = append(opts, durable.WithInitialResults(outputs))
+		runID = cmp.Or(runID, earlier)
 	}
+	runID = cmp.Or(runID, runner.NewRunID(time.Now()))
+	opts = append(opts, durable.WithRunID(runID))
+	var s store.Store
 	if !f.db.off {
-		s, err := openStore(f.db.path())
+		db, err := openStore(f.db.path())
 		if err != nil {
 			return fmt.Errorf("%w (--no-journal runs without it)", err)
 		}
-		a.journal = &runJournal{s: s}
-		defer a.journal.close(cmd)
+		defer closeStore(cmd, db)
+		s = db
 	}
-	_, err = a.exec(cmd)
-	return err
+	view := newRunView(cmd, f.format, runID, s != nil)
+	ctx, stop := interruptible(cmd)
+	defer stop()
+	out, err := durable.Start(ctx, s, spec, append(opts, view.options()...)...)
+	if errors.Is(err, durable.ErrRunExists) {
+		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
+	}
+	return view.print(out, err)
 }
 
-// launch is one run of a plan by the CLI: dagent run, resume or replay.
-type launch struct {
-	dag     *plan.DAG // the checked plan; nil: plan the mission first
-	mission string    // what replans work toward
-	reg     *registry.Registry
-	f       runFlags
-	runID   string                     // empty: a new one
-	initial map[string]any             // outputs of the tasks done already
-	seed    map[string]any             // the --initial-results, journaled as done
-	reviews map[string]runner.Decision // review decisions by task id
-	journal *runJournal                // nil: not journaled
-	resume  bool                       // the run is journaled already: go on with it
-	llm     llm.Client                 // set: the answers of every LLM request (replay)
-	quiet   bool                       // print nothing (replay)
+// runView prints a run of dagent run or resume: its progress and how it
+// ended, as text or JSON.
+type runView struct {
+	cmd       *cobra.Command
+	format    string
+	journaled bool      // dagent resume can continue the run
+	progress  *progress // nil for JSON
 }
 
-// plan is the plan of the launch, nil when the mission is to be planned.
-func (a *launch) plan() *plan.Plan {
-	if a.dag == nil {
+func newRunView(cmd *cobra.Command, format, runID string, journaled bool) *runView {
+	r := &runView{cmd: cmd, format: format, journaled: journaled}
+	if format == "text" {
+		w := cmd.OutOrStdout()
+		// The run's id comes first, when it starts (or its plan is made).
+		r.progress = &progress{w: w, announce: sync.OnceFunc(func() { fmt.Fprintf(w, "run %s\n", runID) })}
+	}
+	return r
+}
+
+// options give the run's events to the progress, in the text format.
+func (r *runView) options() []durable.Option {
+	if r.progress == nil {
 		return nil
 	}
-	return a.dag.Plan()
+	return []durable.Option{durable.WithObserver(r.progress)}
 }
 
-// exec runs a and prints its outcome. It returns the run's result (nil
-// when nothing ran) and the command's error, which carries the exit code.
-func (a *launch) exec(cmd *cobra.Command) (res *runner.Result, err error) {
-	f := a.f
-	schedule, err := runner.ParseSchedule(f.schedule)
-	if err != nil {
-		return nil, err
-	}
-	l := newLazyLLM(f.llm, llm.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls})
-	l.base = a.llm
-	defer func() { err = closeLLM(cmd, l, err) }()
-	if a.runID == "" {
-		a.runID = newRunID(time.Now())
-	}
-	if a.journal != nil {
-		if err := a.journal.begin(cmd.Context(), a); err != nil {
-			return nil, err
+// print prints how the run ended and returns the command's error, which
+// carries the exit code: the planner's answer when it planned no plan
+// (exit 5 or 6, or 1 when no plan was valid), the critic's findings when it
+// refused the plan (exit 1), the problems of an invalid plan (exit 1), else
+// the result (exit by its status).
+func (r *runView) print(out *durable.Outcome, err error) error {
+	if out != nil && out.Planned != nil {
+		perr := err
+		if out.Plan != nil {
+			perr = nil // the planner's plan ran: err is the run's
 		}
-		l.wrap = a.journal.j.RecordLLM
-		defer func() { a.journal.finish(cmd, a.runID, res, err) }()
-	}
-	opts := []runner.Option{
-		runner.WithRegistry(a.reg),
-		runner.WithPlanAgents(planAgents(l, a.reg)),
-		runner.WithConcurrency(f.concurrency),
-		runner.WithSchedule(schedule),
-		runner.WithTaskTimeout(f.timeout),
-	}
-	if a.journal != nil {
-		opts = append(opts, runner.WithJournal(a.journal.j), runner.WithObserver(a.journal.j))
-	}
-	out := cmd.OutOrStdout()
-	var prog *progress
-	if f.format == "text" && !a.quiet {
-		// The run's id comes first, when it starts (or its plan is made).
-		prog = &progress{w: out, announce: sync.OnceFunc(func() { fmt.Fprintf(out, "run %s\n", a.runID) })}
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if f.deadline > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.deadline)
-		defer cancel()
-	}
-	if f.replanning() {
-		return execute(ctx, cmd, executeArgs{plan: a.plan(), mission: a.mission, reg: a.reg, llm: l, runner: opts, reviews: a.reviews, progress: prog, f: f, runID: a.runID, quiet: a.quiet})
-	}
-	if prog != nil {
-		opts = append(opts, runner.WithObserver(prog))
-	}
-	res, err = runner.New(opts...).Run(ctx, a.dag, runner.WithRunID(a.runID),
-		runner.WithInitialResults(a.initial), runner.WithReviews(a.reviews))
-	if res == nil {
-		if errors.Is(err, plan.ErrInvalid) {
-			fmt.Fprintln(cmd.ErrOrStderr(), err)
-			return nil, exitCode(exitInvalid)
+		if serr := settlePlanning(r.cmd, out.Planned, perr, r.format); serr != nil {
+			return serr
 		}
-		return nil, err
 	}
-	if a.quiet {
-		return res, runExit(res.Status)
+	errOut := r.cmd.ErrOrStderr()
+	var refused *executor.RefusedError
+	if errors.As(err, &refused) {
+		rep := refused.Report
+		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, prose.Plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
+		return exitCode(exitInvalid)
+	}
+	if out == nil || out.Result == nil {
+		return problems(r.cmd, err) // nothing ran
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "dagent:", err)
+		fmt.Fprintln(errOut, "dagent:", err)
 	}
-	if f.format == "json" {
-		err = writeJSONResult(out, res)
-	} else {
-		x := summaryExtra{}
-		if a.journal != nil {
-			x.journaled = a.runID
-		}
-		err = writeSummary(out, a.plan(), res, x)
+	w := r.cmd.OutOrStdout()
+	switch {
+	case r.format == "json" && out.Execution != nil:
+		err = encodeJSON(w, out.Execution)
+	case r.format == "json":
+		err = encodeJSON(w, out.Result)
+	default:
+		r.progress.announce()
+		err = writeSummary(w, out, r.journaled)
 	}
 	if err != nil {
-		return res, err
+		return err
 	}
-	return res, runExit(res.Status)
-}
-
-// runExit is the exit of a run that ended with status s.
-func runExit(s runner.Status) error {
-	switch s {
-	case runner.StatusCompleted:
-		return nil
-	case runner.StatusWaiting:
-		return exitCode(exitWaiting)
-	case runner.StatusReplanRequired:
-		return exitCode(exitReplan)
-	}
-	return exitCode(exitInvalid)
+	return runExit(out.Result.Status)
 }
 
 // readJSON reads a JSON file ("-" for stdin) with numbers kept exact.
@@ -428,8 +401,4 @@ func readInitial(cmd *cobra.Command, path string) (outputs map[string]any, runID
 		return nil, "", fmt.Errorf("initial results: %s: %w", path, err)
 	}
 	return res.Outputs(), res.RunID, nil
-}
-
-func writeJSONResult(w io.Writer, res *runner.Result) error {
-	return encodeJSON(w, res)
 }

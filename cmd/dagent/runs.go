@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/spf13/cobra"
 )
 
@@ -32,14 +33,11 @@ cancelled (interrupted with Ctrl-C).
   dagent runs --db /var/lib/dagent/runs.db --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "text" && format != "json" {
-				return fmt.Errorf("unknown format %q; use text or json", format)
-			}
 			return listRuns(cmd, db, format)
 		},
 	}
 	db.register(cmd, false)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -83,7 +81,7 @@ func listRuns(cmd *cobra.Command, db dbFlags, format string) error {
 		if r.Total > 0 {
 			total = fmt.Sprint(r.Total)
 		}
-		what := cmp.Or(oneLine(r.Mission, 60), "plan "+r.PlanHash)
+		what := cmp.Or(prose.Excerpt(r.Mission, 60), "plan "+r.PlanHash)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%s\t%s\n", r.ID, r.Created.Local().Format(time.DateTime), r.Status, r.Done, total, what)
 	}
 	return tw.Flush()

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/prose"
+	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
@@ -35,102 +35,34 @@ pending, or — from the events — skipped (downstream of a failed gate) or
 running (in flight when the process stopped; a resume runs it again).
 
 --format json prints {"run_id", "status", "error", "created", "updated",
-"mission", "options", "plan", "tasks": {ID: {"status", "attempts",
-"output", "error", "diagnosis", "started", "duration_ms", "usage",
-"committed"}}, "order": [task ids, plan order first], "events": [{"seq",
-"kind", "time", "task_id", "data"}], "llm_exchanges"}.`,
+"mission", "options" (the run's spec: {"version", "plan", "mission",
+"catalog", "dir", "runner", "replan", "budget", "llm"}), "plan" (the first),
+"tasks": {ID: {"status", "attempts", "output", "error", "diagnosis",
+"started", "duration_ms", "usage", "committed"}}, "order": [task ids, the
+current plan's first, in plan order], "events": [{"seq", "kind", "time",
+"task_id", "data"}], "llm_exchanges"}.`,
 		Example: `  dagent show 20250101T120000-1a2b3c4d
   dagent show 20250101T12 --format json | jq '.tasks.report.output'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return fmt.Errorf("unknown format %q; use text or json", format)
-			}
 			s, err := openExisting(db)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			rec, err := loadRun(cmd.Context(), s, args[0])
+			defer closeStore(cmd, s)
+			r, err := durable.Load(cmd.Context(), s, args[0])
 			if err != nil {
-				return err
+				return notFound(args[0], err)
 			}
 			if format == "json" {
-				return encodeJSON(cmd.OutOrStdout(), showDoc(rec))
+				return encodeJSON(cmd.OutOrStdout(), showDoc(r))
 			}
-			return writeShow(cmd.OutOrStdout(), rec)
+			return writeShow(cmd.OutOrStdout(), r)
 		},
 	}
 	db.register(cmd, false)
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
+	formatFlag(cmd, &format)
 	return cmd
-}
-
-// taskView is a task of a journaled run as the journal knows it.
-type taskView struct {
-	store.Task
-	committed bool
-}
-
-// planIDs lists the task ids of a canonical plan, in order.
-func planIDs(raw json.RawMessage) []string {
-	var v struct {
-		Tasks []struct {
-			ID string `json:"id"`
-		} `json:"tasks"`
-	}
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
-	}
-	ids := make([]string, len(v.Tasks))
-	for i, t := range v.Tasks {
-		ids[i] = t.ID
-	}
-	return ids
-}
-
-// taskViews returns the tasks of rec in plan order, then those the plan
-// does not have (added by replans) by id. A task never committed takes its
-// status from the events of the last (re)start of the run: skipped,
-// running (in flight then), or pending.
-func taskViews(rec *store.Record) (order []string, views map[string]taskView) {
-	order = planIDs(rec.Plan)
-	inPlan := make(map[string]bool, len(order))
-	for _, id := range order {
-		inPlan[id] = true
-	}
-	for _, id := range slices.Sorted(maps.Keys(rec.Tasks)) {
-		if !inPlan[id] {
-			order = append(order, id)
-			inPlan[id] = true
-		}
-	}
-	derived := map[string]string{}
-	for _, e := range rec.Events {
-		switch runner.EventKind(e.Kind) {
-		case runner.EventRunStarted:
-			clear(derived)
-		case runner.EventTaskStarted, runner.EventTaskRetried:
-			derived[e.TaskID] = string(runner.TaskRunning)
-		case runner.EventTaskSkipped:
-			derived[e.TaskID] = string(runner.TaskSkipped)
-		case runner.EventTaskFinished, runner.EventTaskFailed, runner.EventTaskWaiting:
-			delete(derived, e.TaskID) // committed, or lost with the process
-		}
-	}
-	views = make(map[string]taskView, len(order))
-	for _, id := range order {
-		if t, ok := rec.Tasks[id]; ok {
-			views[id] = taskView{Task: t, committed: true}
-			continue
-		}
-		status := derived[id]
-		if status == "" {
-			status = string(runner.TaskPending)
-		}
-		views[id] = taskView{Task: store.Task{ID: id, Status: status}}
-	}
-	return order, views
 }
 
 type jsonShow struct {
@@ -141,7 +73,7 @@ type jsonShow struct {
 	Updated   time.Time               `json:"updated"`
 	Mission   string                  `json:"mission"`
 	Options   json.RawMessage         `json:"options"`
-	Plan      json.RawMessage         `json:"plan"`
+	Plan      *plan.Plan              `json:"plan"`
 	Tasks     map[string]jsonShowTask `json:"tasks"`
 	Order     []string                `json:"order"`
 	Events    []jsonEvent             `json:"events"`
@@ -189,20 +121,25 @@ func textOrNil(s string) *string {
 	return &s
 }
 
-func showDoc(rec *store.Record) jsonShow {
-	order, views := taskViews(rec)
-	doc := jsonShow{
-		RunID: rec.ID, Status: rec.Status, Error: textOrNil(rec.Error), Created: rec.Created, Updated: rec.Updated,
-		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: rawOrNull(rec.Plan),
-		Tasks: make(map[string]jsonShowTask, len(views)), Order: order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
+// showDoc is the JSON document of r. Its "options" are the run's spec
+// document, and its "plan" the plan the run started with.
+func showDoc(r *durable.Run) jsonShow {
+	rec, first := r.Record, r.Spec.Plan
+	if len(r.Plans) > 0 {
+		first = r.Plans[0]
 	}
-	for id, v := range views {
+	doc := jsonShow{
+		RunID: r.ID, Status: string(r.Status), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
+		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: first,
+		Tasks: make(map[string]jsonShowTask, len(r.Tasks)), Order: r.Order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
+	}
+	for id, v := range r.Tasks {
 		jt := jsonShowTask{
 			Status: v.Status, Attempts: v.Attempts, Output: rawOrNull(v.Output), Error: textOrNil(v.Error), Diagnosis: v.Diagnosis,
 			Started: timeOrNil(v.Started), DurationMS: v.Duration.Milliseconds(), Usage: v.Tokens,
 		}
-		if v.committed {
-			jt.Committed = timeOrNil(v.Committed)
+		if v.Committed {
+			jt.Committed = timeOrNil(v.Task.Committed)
 		}
 		doc.Tasks[id] = jt
 	}
@@ -212,133 +149,78 @@ func showDoc(rec *store.Record) jsonShow {
 	return doc
 }
 
-func writeShow(w io.Writer, rec *store.Record) error {
-	fmt.Fprintf(w, "run %s  %s\n", rec.ID, rec.Status)
+func writeShow(w io.Writer, r *durable.Run) error {
+	fmt.Fprintf(w, "run %s  %s\n", r.ID, r.Status)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "started\t%s\n", rec.Created.Local().Format(time.DateTime))
-	fmt.Fprintf(tw, "updated\t%s (%s later)\n", rec.Updated.Local().Format(time.DateTime), round(rec.Updated.Sub(rec.Created)))
-	if rec.Mission != "" {
-		fmt.Fprintf(tw, "mission\t%s\n", oneLine(rec.Mission, 200))
+	fmt.Fprintf(tw, "started\t%s\n", r.Created.Local().Format(time.DateTime))
+	fmt.Fprintf(tw, "updated\t%s (%s later)\n", r.Updated.Local().Format(time.DateTime), round(r.Updated.Sub(r.Created)))
+	if m := r.Spec.Mission; m != "" {
+		fmt.Fprintf(tw, "mission\t%s\n", prose.Excerpt(m, 200))
 	}
-	if o, err := parseOptions(rec); err == nil && o.Registry != "" {
-		fmt.Fprintf(tw, "registry\t%s\n", o.Registry)
+	if r.Spec.Catalog != "" {
+		fmt.Fprintf(tw, "registry\t%s\n", r.Spec.Catalog)
 	}
-	if rec.Error != "" {
-		fmt.Fprintf(tw, "error\t%s\n", oneLine(rec.Error, 200))
+	if r.Error != "" {
+		fmt.Fprintf(tw, "error\t%s\n", prose.Excerpt(r.Error, 200))
 	}
-	if n := len(rec.Exchanges); n > 0 {
+	if n := len(r.Record.Exchanges); n > 0 {
 		fmt.Fprintf(tw, "llm\t%s recorded\n", prose.Plural(n, "exchange"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
-	order, views := taskViews(rec)
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
-	for _, id := range order {
-		v := views[id]
+	for _, id := range r.Order {
+		v := r.Tasks[id]
 		why := v.Diagnosis
 		if why == "" && v.Status != string(runner.TaskDone) {
 			why = v.Error
 		}
-		if !v.committed && v.Status == string(runner.TaskRunning) {
+		if !v.Committed && v.Status == string(runner.TaskRunning) {
 			why = "in flight when the run stopped; a resume runs it again"
-			if rec.Status == store.StatusRunning {
+			if r.Status == durable.StatusRunning {
 				why = "running, or in flight when the process died; a resume runs it again"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), oneLine(why, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), prose.Excerpt(why, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, id := range order {
-		v := views[id]
-		if len(v.Output) == 0 || string(v.Output) == "null" {
-			continue
+	for _, id := range r.Order {
+		if out := r.Tasks[id].Output; len(out) > 0 && string(out) != "null" {
+			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(out), "\n"))
 		}
-		fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(rawText(v.Output), "\n"))
 	}
 
-	if len(rec.Events) > 0 {
+	if len(r.Record.Events) > 0 {
 		fmt.Fprintf(w, "\nEVENTS\n")
-		// A run starts again when it is resumed, or — in a run that
-		// replans, which is never resumed — when a repair plan runs.
-		again := "run resumed"
-		if o, err := parseOptions(rec); err == nil && o.Replan {
-			again = "run of a repair plan started"
+	}
+	starts, last := 0, runner.EventKind("")
+	for _, e := range r.Record.Events {
+		ev, err := e.Runner(r.ID)
+		if err != nil {
+			return err
 		}
-		starts := 0
-		for _, e := range rec.Events {
-			line := eventLine(e)
-			if e.Kind == string(runner.EventRunStarted) {
-				if starts++; starts > 1 {
-					line = again
-				}
+		line := eventLine(ev)
+		switch {
+		// A run starts again when a repair plan runs, or when it is
+		// resumed.
+		case ev.Kind == runner.EventRunStarted && last == executor.EventRepairAdopted:
+			line = "run of a repair plan started"
+		case ev.Kind == runner.EventRunStarted:
+			if line = "run started"; starts > 0 {
+				line = "run resumed"
 			}
-			fmt.Fprintf(w, "%4d  %s  %s\n", e.Seq, e.Time.Local().Format("15:04:05.000"), line)
+			starts++
+		case ev.Kind == runner.EventRunFinished && ev.Err != nil:
+			line += ": " + prose.Excerpt(ev.Err.Error(), 100)
 		}
+		last = ev.Kind
+		fmt.Fprintf(w, "%4d  %s  %s\n", e.Seq, e.Time.Local().Format("15:04:05.000"), line)
 	}
 	return nil
-}
-
-// rawText is a JSON value as text: a string as it is, anything else
-// indented.
-func rawText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var buf bytes.Buffer
-	if json.Indent(&buf, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return buf.String()
-}
-
-// eventLine describes a journaled event as the progress of dagent run
-// does.
-func eventLine(e store.Event) string {
-	var d store.EventData
-	_ = json.Unmarshal(e.Data, &d)
-	switch runner.EventKind(e.Kind) {
-	case runner.EventRunStarted:
-		return "run started"
-	case runner.EventRunFinished:
-		line := "run " + d.Status
-		if d.Error != "" {
-			line += ": " + oneLine(d.Error, 100)
-		}
-		return line
-	case runner.EventPhaseStarted:
-		return fmt.Sprintf("phase %d started", d.Phase)
-	case runner.EventPhaseFinished:
-		return fmt.Sprintf("phase %d settled in %s", d.Phase, round(d.Duration))
-	case runner.EventTaskStarted:
-		return e.TaskID + ": started"
-	case runner.EventTaskVerified:
-		switch {
-		case d.Passed:
-			return e.TaskID + ": verification passed"
-		case d.Error != "":
-			return e.TaskID + ": verification error: " + oneLine(d.Error, 100)
-		}
-		return e.TaskID + ": verification failed: " + oneLine(d.Diagnosis, 100)
-	case runner.EventTaskRetried:
-		return fmt.Sprintf("%s: retry %d after: %s", e.TaskID, d.Attempt-1, oneLine(d.Diagnosis, 100))
-	case runner.EventTaskFinished:
-		return fmt.Sprintf("%s: done in %s", e.TaskID, round(d.Duration))
-	case runner.EventTaskFailed:
-		return e.TaskID + ": failed: " + oneLine(d.Error, 100)
-	case runner.EventTaskSkipped:
-		return e.TaskID + ": skipped: " + oneLine(d.Error, 100)
-	case runner.EventTaskWaiting:
-		return e.TaskID + ": waiting for review"
-	}
-	if e.TaskID != "" {
-		return e.TaskID + ": " + e.Kind
-	}
-	return e.Kind
 }

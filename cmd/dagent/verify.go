@@ -10,12 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// exitCode is an error that has already been reported and only sets the
-// process's exit code.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
 func newVerify() *cobra.Command {
 	var (
 		input, result, depends string
