@@ -31,11 +31,11 @@ type journal struct {
 }
 
 // newJournal journals run id in s: a new run when create is set, else the
-// continuation of the journaled run id. The outputs of seed are committed
+// continuation of the journaled run id. The outputs of initial are committed
 // as done tasks that took no attempt when the run is first written, so
 // that a resume finds them too.
-func newJournal(s store.Store, id string, create *store.Run, seed map[string]any, version int) *journal {
-	jr := &journal{s: s, create: create, seed: seed}
+func newJournal(s store.Store, id string, create *store.Run, initial map[string]any, version int) *journal {
+	jr := &journal{s: s, create: create, seed: initial}
 	jr.j = store.NewJournal(lazyStore{Store: s, jr: jr}, id)
 	jr.j.SetVersion(version)
 	return jr
