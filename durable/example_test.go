@@ -157,3 +157,31 @@ func ExampleSpec_MarshalJSON() {
 	fmt.Println(doc["version"], back.Catalog, back.Replan.MaxReplans, len(back.Plan.Tasks))
 	// Output: 1 registry.yaml 5 1
 }
+
+// A host that looks at a run before it resumes it reads it once.
+func ExampleRun_Resume() {
+	s, done := journal()
+	defer done()
+	p, _ := plan.Parse([]byte(`{"tasks": [{"id": "a", "agent": "upper", "input": "x"},
+		{"id": "ok", "type": "human_review", "input": "Fine?", "depends_on": ["a"]}]}`))
+	ctx := context.Background()
+	if _, err := durable.Start(ctx, s, durable.Spec{Plan: p}, durable.WithAgent("upper", upper), durable.WithRunID("r4")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := durable.Load(ctx, s, "r4")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Status, r.Tasks["ok"].Status)
+	out, err := r.Resume(ctx, s, durable.WithAgent("upper", upper), durable.WithReviews(map[string]runner.Decision{"ok": {Approved: true}}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Status)
+	// Output:
+	// waiting waiting
+	// completed
+}

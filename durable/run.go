@@ -145,11 +145,17 @@ func continued(rec *store.Record, spec Spec, initial map[string]any) (map[string
 //
 // A run waiting for review takes the decisions given with [WithReviews].
 func Resume(ctx context.Context, s store.Store, id string, opts ...Option) (*Outcome, error) {
-	c := newConfig(opts)
 	r, err := Load(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
+	return r.Resume(ctx, s, opts...)
+}
+
+// Resume is [Resume] of r, read from s by [Load]: for a host that looks at
+// the run before it resumes it, without reading it twice.
+func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outcome, error) {
+	c := newConfig(opts)
 	current := r.Plan()
 	for tid := range c.reviews {
 		if current == nil || !slices.ContainsFunc(current.Tasks, func(t plan.Task) bool { return t.ID == tid && t.Type == plan.TypeHumanReview }) {

@@ -86,7 +86,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	view := newRunView(cmd, rf.format, r.ID, true)
 	ctx, stop := interruptible(cmd)
 	defer stop()
-	out, err := durable.Resume(ctx, s, r.ID, append(view.options(),
+	out, err := r.Resume(ctx, s, append(view.options(),
 		durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd)), durable.WithReviews(reviews))...)
 	if plan.Problems(err) != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: the plan of run %s is no longer valid:\n", r.ID)
