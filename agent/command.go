@@ -242,7 +242,7 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	case err = <-exited:
 	case <-runCtx.Done():
 		stopped = true
-		err = c.stop(cmd.Process, exited)
+		c.stop(cmd.Process, exited)
 	}
 	// Whatever the program left running in its group goes with it. Once
 	// the program is reaped its pid could in principle be reused, but not
@@ -271,26 +271,27 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	return stdout.buf.Bytes(), nil
 }
 
-// stop asks the program's group to end and returns the result of Wait,
-// which exited delivers; it kills the group if the program has not exited
-// after the grace period.
-func (c *Command) stop(p *os.Process, exited <-chan error) error {
+// stop asks the program's group to end and waits until exited says Wait
+// has returned; it kills the group if the program has not exited after
+// the grace period. How the program ended does not matter: it was
+// stopped.
+func (c *Command) stop(p *os.Process, exited <-chan error) {
 	grace := c.KillGrace
 	if grace == 0 {
 		grace = DefaultKillGrace
 	}
 	if grace < 0 || terminateGroup(p) != nil {
 		_ = killGroup(p)
-		return <-exited
+		<-exited
+		return
 	}
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
-	case err := <-exited:
-		return err
+	case <-exited:
 	case <-timer.C:
 		_ = killGroup(p)
-		return <-exited
+		<-exited
 	}
 }
 
