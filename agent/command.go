@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,10 @@ const waitDelay = time.Second
 // different one.
 var ErrOutputTooLarge = errors.New("output too large")
 
+// DefaultKillGrace is how long a [Command] whose KillGrace is zero gives
+// its program to exit after SIGTERM before killing it: 5 seconds.
+const DefaultKillGrace = 5 * time.Second
+
 // Command runs a trusted program as an [Agent]: the [Request] as JSON on
 // standard input, the result on standard output. It is how a host plugs a
 // worker written in any language into dagent. No shell is involved, so
@@ -50,9 +55,19 @@ var ErrOutputTooLarge = errors.New("output too large")
 // white space trimmed. A non-zero exit is an *[ExitError] carrying the end of
 // standard error.
 //
-// On unix the program runs in a process group of its own, and the whole
-// group is killed when the context is done, so that a worker's children do
-// not outlive its attempt.
+// The program does not inherit the parent's whole environment, which may
+// hold the keys of LLM providers and cloud credentials: it gets only the
+// variables that locate its tools, files, locale and time zone (PATH,
+// HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR,
+// XDG_CACHE_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, and on Windows the
+// system's own, such as SYSTEMROOT and TEMP), those PassEnv names, and Env.
+//
+// On unix the program runs in a process group of its own. The whole group
+// is killed once the program has exited, so that the children it left
+// behind do not outlive its attempt; when ctx is done the group gets
+// SIGTERM, then SIGKILL after KillGrace. On Linux the program is also
+// killed if the process that started it dies, even by SIGKILL, so that a
+// crashed host leaves no worker running beside the retry of its task.
 //
 // A Command is safe for concurrent use: each call starts its own process.
 // The zero Command names no program, and its calls fail: set Argv.
@@ -60,14 +75,24 @@ type Command struct {
 	// Argv is the program and its arguments. A program name without a path
 	// separator is looked up in PATH when Run starts it.
 	Argv []string
-	// Env holds extra "KEY=value" entries added to the parent's environment;
-	// they win over the parent's entries of the same key.
+	// Env holds "KEY=value" entries added to the program's environment;
+	// they win over passed variables of the same key.
 	Env []string
+	// PassEnv names the variables of the parent's environment the program
+	// receives besides the base ones listed above. An entry ending in "*"
+	// stands for every variable with that prefix, and "*" alone passes the
+	// whole environment.
+	PassEnv []string
 	// Dir is the working directory; empty means the current one.
 	Dir string
 	// MaxOutput bounds the bytes of standard output; zero or less means
 	// [DefaultMaxOutput].
 	MaxOutput int64
+	// KillGrace is how long the program has to exit after SIGTERM when ctx
+	// is done, before its process group is killed; zero means
+	// [DefaultKillGrace], and a negative value kills it at once. Outside
+	// unix the program is killed at once.
+	KillGrace time.Duration
 }
 
 // ExitError is a command that did not succeed: it exited with a non-zero
@@ -106,8 +131,9 @@ func (e *ExitError) Error() string {
 }
 
 // Run starts the program, writes req to its standard input and waits for
-// it. When ctx is done it kills the program (on unix, its whole process
-// group) and returns promptly with an error wrapping ctx.Err().
+// it. When ctx is done it stops the program (on unix, its whole process
+// group: SIGTERM, then SIGKILL after KillGrace) and returns once it has
+// ended, with an error wrapping ctx.Err().
 func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 	if err := c.check(ctx); err != nil {
 		return Result{}, err
@@ -149,6 +175,9 @@ func (c *Command) check(ctx context.Context) error {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return errors.New("command has no program: set Argv to the program and its arguments")
 	}
+	if err := checkPassEnv(c.PassEnv); err != nil {
+		return fmt.Errorf("command %q: %w", c.Argv[0], err)
+	}
 	if ctx.Err() != nil {
 		return interrupted(ctx, c.Argv[0])
 	}
@@ -157,8 +186,9 @@ func (c *Command) check(ctx context.Context) error {
 
 // run starts the program with stdin on its standard input, waits for it and
 // returns its standard output. It is the machinery Run and CallTool share:
-// no shell, the process group killed when ctx is done, standard output
-// bounded by MaxOutput, the end of standard error kept for an *ExitError.
+// no shell, the process group stopped when ctx is done and killed when the
+// program has exited, standard output bounded by MaxOutput, the end of
+// standard error kept for an *ExitError.
 func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	name := c.Argv[0]
 	limit := c.MaxOutput
@@ -168,10 +198,11 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cmd := exec.CommandContext(runCtx, name, c.Argv[1:]...)
-	if len(c.Env) > 0 {
-		cmd.Env = append(os.Environ(), c.Env...)
-	}
+	// Not exec.CommandContext: its WaitDelay would bound both the grace
+	// after SIGTERM and the wait for the pipes after an exit, which
+	// differ.
+	cmd := exec.Command(name, c.Argv[1:]...)
+	cmd.Env = c.environ()
 	cmd.Dir = c.Dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &limitedBuffer{limit: limit, overflow: func() {
@@ -181,13 +212,44 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.WaitDelay = waitDelay
-	killGroupOnCancel(cmd)
+	ownGroup(cmd)
 
-	if err := cmd.Start(); err != nil {
+	started, exited := make(chan error, 1), make(chan error, 1)
+	go func() {
+		// The parent-death signal is sent when the thread that started
+		// the program ends, not the process: hold the thread until the
+		// program is reaped, so that the runtime cannot retire it under a
+		// living worker.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
 		return nil, fmt.Errorf("command %q: cannot start: %w", name, err)
 	}
-	err := cmd.Wait()
-	if err != nil && runCtx.Err() != nil {
+	if notify, ok := ctx.Value(processStartKey{}).(func(int)); ok {
+		notify(cmd.Process.Pid)
+	}
+
+	var err error
+	stopped := false
+	select {
+	case err = <-exited:
+	case <-runCtx.Done():
+		stopped = true
+		c.stop(cmd.Process, exited)
+	}
+	// Whatever the program left running in its group goes with it. Once
+	// the program is reaped its pid could in principle be reused, but not
+	// while anything of its group still runs, which is all that matters.
+	_ = killGroup(cmd.Process)
+
+	if stopped {
 		if cause := context.Cause(runCtx); errors.Is(cause, ErrOutputTooLarge) {
 			return nil, cause
 		}
@@ -207,6 +269,43 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
 	return stdout.buf.Bytes(), nil
+}
+
+// stop asks the program's group to end and waits until exited says Wait
+// has returned; it kills the group if the program has not exited after
+// the grace period. How the program ended does not matter: it was
+// stopped.
+func (c *Command) stop(p *os.Process, exited <-chan error) {
+	grace := c.KillGrace
+	if grace == 0 {
+		grace = DefaultKillGrace
+	}
+	if grace < 0 || terminateGroup(p) != nil {
+		_ = killGroup(p)
+		<-exited
+		return
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		_ = killGroup(p)
+		<-exited
+	}
+}
+
+// processStartKey is the context key of [WithProcessStart].
+type processStartKey struct{}
+
+// WithProcessStart returns a context under which a [Command] calls started
+// with the pid of each program it starts, as soon as it has started. On
+// unix the pid is also the id of the program's process group, so that a
+// host can record it and, should the host die before the attempt settles,
+// kill what is left of the group before it runs the task again. started
+// runs on the goroutine of Run or CallTool and must return promptly.
+func WithProcessStart(ctx context.Context, started func(pid int)) context.Context {
+	return context.WithValue(ctx, processStartKey{}, started)
 }
 
 // interrupted is the error of a command whose ctx is done. It wraps ctx's

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/dagent-dev/dagent/agent"
 )
@@ -40,4 +41,35 @@ func ExampleCommand_CallTool() {
 	text, err := search.CallTool(context.Background(), json.RawMessage(`{"query": "dag"}`))
 	fmt.Println(text, err)
 	// Output: {"query": "dag"} <nil>
+}
+
+// A program gets the variables that locate its tools and files, not the
+// secrets of dagent's environment: it sees a variable of the parent's only
+// when PassEnv names it.
+func ExampleCommand_passEnv() {
+	os.Setenv("EXAMPLE_API_KEY", "sk-secret")
+	defer os.Unsetenv("EXAMPLE_API_KEY")
+	show := []string{"sh", "-c", `echo "key=${EXAMPLE_API_KEY:-unset} mode=${MODE:-unset}"`}
+
+	plain := &agent.Command{Argv: show}
+	res, _ := plain.Run(context.Background(), agent.Request{})
+	fmt.Println(res.Output)
+
+	passed := &agent.Command{Argv: show, PassEnv: []string{"EXAMPLE_API_KEY"}, Env: []string{"MODE=strict"}}
+	res, _ = passed.Run(context.Background(), agent.Request{})
+	fmt.Println(res.Output)
+	// Output:
+	// key=unset mode=unset
+	// key=sk-secret mode=strict
+}
+
+// A host that must not leave a worker running when it dies records the
+// process group of each program, to kill what is left of it before it runs
+// the task again.
+func ExampleWithProcessStart() {
+	var groups []int
+	ctx := agent.WithProcessStart(context.Background(), func(pid int) { groups = append(groups, pid) })
+	_, err := (&agent.Command{Argv: []string{"true"}}).Run(ctx, agent.Request{})
+	fmt.Println(len(groups), groups[0] > 0, err)
+	// Output: 1 true <nil>
 }

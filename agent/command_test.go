@@ -264,6 +264,57 @@ func TestCommandEnvAndDir(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// The environment test sets variables of the process, so it does not run in
+// parallel with the others.
+func TestCommandEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	t.Setenv("LC_TIME", "C")
+	tests := []struct {
+		name      string
+		pass, env []string
+		want      []string
+		absent    []string
+	}{
+		{name: "base only", want: []string{"PATH=" + os.Getenv("PATH"), "LC_TIME=C"}, absent: []string{"OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"}},
+		{name: "passed by name", pass: []string{"OPENAI_API_KEY"}, want: []string{"OPENAI_API_KEY=sk-secret"}, absent: []string{"AWS_SECRET_ACCESS_KEY"}},
+		{name: "passed by prefix", pass: []string{"AWS_*"}, want: []string{"AWS_SECRET_ACCESS_KEY=aws-secret"}, absent: []string{"OPENAI_API_KEY"}},
+		{name: "everything", pass: []string{"*"}, want: []string{"OPENAI_API_KEY=sk-secret", "AWS_SECRET_ACCESS_KEY=aws-secret"}},
+		{name: "set wins", pass: []string{"OPENAI_API_KEY"}, env: []string{"OPENAI_API_KEY=other", "LC_TIME=fr_FR"}, want: []string{"OPENAI_API_KEY=other", "LC_TIME=fr_FR"}},
+		{name: "set without passing", env: []string{"OPENAI_API_KEY=given"}, want: []string{"OPENAI_API_KEY=given"}, absent: []string{"AWS_SECRET_ACCESS_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := helper(t, "environ", tt.env...)
+			c.PassEnv = tt.pass
+			res, err := c.Run(context.Background(), Request{})
+			require.NoError(t, err)
+			got := map[string]string{}
+			for _, kv := range res.Output.([]any) {
+				k, v, _ := strings.Cut(kv.(string), "=")
+				got[k] = v
+			}
+			for _, kv := range tt.want {
+				k, v, _ := strings.Cut(kv, "=")
+				assert.Equal(t, v, got[k], k)
+			}
+			for _, k := range tt.absent {
+				assert.NotContains(t, got, k)
+			}
+		})
+	}
+}
+
+func TestCommandPassEnvRefused(t *testing.T) {
+	t.Parallel()
+	for _, pass := range []string{"", "A=B", "A*B", "**"} {
+		c := helper(t, "environ")
+		c.PassEnv = []string{"HOME", pass}
+		_, err := c.Run(context.Background(), Request{})
+		assert.ErrorContains(t, err, fmt.Sprintf(`: PassEnv entry %q is not a variable name, a prefix ending in "*", or "*"`, pass))
+	}
+}
+
 func TestExitErrorMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

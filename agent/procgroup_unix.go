@@ -9,22 +9,31 @@ import (
 	"syscall"
 )
 
-// killGroupOnCancel starts the command in a process group of its own and
-// makes cancelling it kill the whole group, so that the children a worker
-// started die with it instead of holding its output open or running on.
-func killGroupOnCancel(cmd *exec.Cmd) {
+// ownGroup makes the command start in a process group of its own, so that
+// the children a worker starts can be signalled with it, and, where the
+// system can, die with the process that started it.
+func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if errors.Is(err, syscall.ESRCH) {
-			return os.ErrProcessDone
-		}
-		if err != nil {
-			// The group cannot be signalled; kill at least the program.
-			return cmd.Process.Kill()
-		}
-		return nil
+	setParentDeathSignal(cmd.SysProcAttr)
+}
+
+// terminateGroup asks the process group of p to end, with SIGTERM.
+func terminateGroup(p *os.Process) error {
+	return signalGroup(p, syscall.SIGTERM)
+}
+
+// killGroup kills the process group of p, or p alone if the group cannot
+// be signalled. A group that is gone already is no error.
+func killGroup(p *os.Process) error {
+	err := signalGroup(p, syscall.SIGKILL)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return p.Kill()
 	}
+	return nil
+}
+
+func signalGroup(p *os.Process, sig syscall.Signal) error {
+	return syscall.Kill(-p.Pid, sig)
 }
 
 // exitSignal names the signal that ended a process, or "" if it exited.

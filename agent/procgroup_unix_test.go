@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,11 +24,34 @@ import (
 func init() {
 	// grandchild starts a sleeping child that shares standard output,
 	// records its pid in AGENT_TEST_PIDFILE and sleeps.
-	testproc.Helpers["grandchild"] = func() { spawnGrandchild(false); time.Sleep(time.Minute) }
+	testproc.Helpers["grandchild"] = func() { spawnGrandchild(false, true); time.Sleep(time.Minute) }
 	// escape does the same, but the child leaves the process group.
-	testproc.Helpers["escape"] = func() { spawnGrandchild(true); time.Sleep(time.Minute) }
+	testproc.Helpers["escape"] = func() { spawnGrandchild(true, true); time.Sleep(time.Minute) }
 	// leak starts a child that escapes the group, then succeeds at once.
-	testproc.Helpers["leak"] = func() { spawnGrandchild(true); fmt.Println(`{"ok": true}`) }
+	testproc.Helpers["leak"] = func() { spawnGrandchild(true, true); fmt.Println(`{"ok": true}`) }
+	// forkexit starts a sleeping child that does not hold its output,
+	// then succeeds at once.
+	testproc.Helpers["forkexit"] = func() { spawnGrandchild(false, false); fmt.Println(`{"ok": true}`) }
+	// forkhold starts a sleeping child that holds its output, then
+	// succeeds at once.
+	testproc.Helpers["forkhold"] = func() { spawnGrandchild(false, true); fmt.Println(`{"ok": true}`) }
+	// trapterm records its pid, and on SIGTERM writes "term" to
+	// AGENT_TEST_TERMFILE and exits 0.
+	testproc.Helpers["trapterm"] = func() {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		writePid(os.Getpid())
+		<-term
+		if err := os.WriteFile(os.Getenv("AGENT_TEST_TERMFILE"), []byte("term"), 0o600); err != nil {
+			panic(err)
+		}
+	}
+	// ignoreterm records its pid and sleeps, ignoring SIGTERM.
+	testproc.Helpers["ignoreterm"] = func() {
+		signal.Ignore(syscall.SIGTERM)
+		writePid(os.Getpid())
+		time.Sleep(time.Minute)
+	}
 	// killself dies of SIGKILL.
 	testproc.Helpers["killself"] = func() {
 		fmt.Fprintln(os.Stderr, "about to die")
@@ -36,21 +60,30 @@ func init() {
 	}
 }
 
-func spawnGrandchild(newGroup bool) {
+// spawnGrandchild starts a sleeping child, in a new process group or not,
+// sharing standard output and error or not, and records its pid.
+func spawnGrandchild(newGroup, shareOutput bool) {
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), testproc.Env+"=sleep")
-	cmd.Stdout = os.Stdout
-	cmd.Stderr = os.Stderr
+	if shareOutput {
+		cmd.Stdout = os.Stdout
+		cmd.Stderr = os.Stderr
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: newGroup}
 	if err := cmd.Start(); err != nil {
 		panic(err)
 	}
+	writePid(cmd.Process.Pid)
+}
+
+// writePid writes pid to the file AGENT_TEST_PIDFILE names, atomically.
+func writePid(pid int) {
 	path := os.Getenv("AGENT_TEST_PIDFILE")
-	if err := os.WriteFile(path+".tmp", []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+	if err := os.WriteFile(path+".tmp", []byte(strconv.Itoa(pid)), 0o600); err != nil {
 		panic(err)
 	}
 	if err := os.Rename(path+".tmp", path); err != nil {
@@ -193,4 +226,107 @@ func TestCommandKilledBySignal(t *testing.T) {
 	assert.Equal(t, -1, exit.Code)
 	assert.Equal(t, "killed", exit.Signal)
 	assert.Equal(t, fmt.Sprintf(`command %q was killed by signal "killed": about to die`, c.Argv[0]), err.Error())
+}
+
+func TestCommandKillsLeftoversAfterExit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		helper, wantErr string
+	}{
+		{helper: "forkexit"},
+		{helper: "forkhold", wantErr: "exited, but a process it started still held its output open 1s later"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.helper, func(t *testing.T) {
+			t.Parallel()
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			c := helper(t, tt.helper, "AGENT_TEST_PIDFILE="+pidfile)
+			res, err := c.Run(context.Background(), Request{})
+			pid := waitPid(t, pidfile)
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, map[string]any{"ok": true}, res.Output)
+			}
+			assert.Eventually(t, func() bool { return gone(pid) }, 2*time.Second, 10*time.Millisecond, "the child %d outlived the worker", pid)
+		})
+	}
+}
+
+func TestCommandKillGrace(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, helper string
+		grace        time.Duration
+		// wantTerm: the program saw SIGTERM and wrote so; otherwise it
+		// was killed, no sooner than minTime after the cancellation.
+		wantTerm bool
+		minTime  time.Duration
+	}{
+		{name: "exits on SIGTERM", helper: "trapterm", grace: time.Minute, wantTerm: true},
+		{name: "ignores SIGTERM", helper: "ignoreterm", grace: 300 * time.Millisecond, minTime: 300 * time.Millisecond},
+		{name: "no grace", helper: "trapterm", grace: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pidfile, termfile := filepath.Join(dir, "pid"), filepath.Join(dir, "term")
+			c := helper(t, tt.helper, "AGENT_TEST_PIDFILE="+pidfile, "AGENT_TEST_TERMFILE="+termfile)
+			c.KillGrace = tt.grace
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Run(ctx, Request{})
+				done <- err
+			}()
+			pid := waitPid(t, pidfile)
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			cancelled := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				took := time.Since(cancelled)
+				require.ErrorIs(t, err, context.Canceled)
+				assert.GreaterOrEqual(t, took, tt.minTime)
+				assert.Less(t, took, tt.minTime+3*time.Second)
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return after its context was cancelled")
+			}
+			assert.True(t, gone(pid), "the program %d still runs", pid)
+			term, err := os.ReadFile(termfile)
+			if tt.wantTerm {
+				require.NoError(t, err)
+				assert.Equal(t, "term", string(term))
+			} else {
+				assert.ErrorIs(t, err, os.ErrNotExist, "the program saw SIGTERM")
+			}
+		})
+	}
+}
+
+func TestWithProcessStart(t *testing.T) {
+	t.Parallel()
+	type group struct{ pid, pgid int }
+	var started []group
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = WithProcessStart(ctx, func(pid int) {
+		pgid, err := syscall.Getpgid(pid)
+		require.NoError(t, err)
+		started = append(started, group{pid, pgid})
+		cancel()
+	})
+	_, err := helper(t, "sleep").Run(ctx, Request{})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, started, 1)
+	assert.Equal(t, started[0].pid, started[0].pgid, "the pid is the group's id")
+	assert.NotEqual(t, os.Getpid(), started[0].pid)
+
+	_, err = helper(t, "empty").Run(context.Background(), Request{})
+	require.NoError(t, err)
+	assert.Len(t, started, 1, "only under the context")
 }

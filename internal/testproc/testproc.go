@@ -55,6 +55,8 @@ var Helpers = map[string]func(){
 		n, _ := strconv.Atoi(os.Getenv("AGENT_TEST_SIZE"))
 		_, _ = os.Stdout.Write([]byte(strings.Repeat("a", n)))
 	},
+	// environ writes its environment as a JSON list of "KEY=value".
+	"environ": func() { _ = json.NewEncoder(os.Stdout).Encode(os.Environ()) },
 	// env reports a variable and the working directory.
 	"env": func() {
 		wd, _ := os.Getwd()

@@ -19,6 +19,8 @@ workers:
     outputs: [findings]
     timeout: 2m
     env: {GOFLAGS: "-mod=mod"}
+    pass_env: [GOPROXY]
+    kill_grace: 10s
 `), "")
 	if err != nil {
 		fmt.Println(err)
@@ -28,12 +30,14 @@ workers:
 	cmd := w.Agent.(*agent.Command)
 	fmt.Println(w.Description)
 	fmt.Println(w.Outputs, w.Timeout, cmd.Argv, cmd.Env)
+	fmt.Println(cmd.PassEnv, cmd.KillGrace)
 
 	_, err = regfile.Parse([]byte("workers:\n  go-vet:\n    comand: [go, vet]\n"), "")
 	fmt.Println(errors.Is(err, regfile.ErrInvalidRegistry), err)
 	// Output:
 	// Runs go vet on the packages in params.packages
 	// [findings] 2m0s [go vet ./...] [GOFLAGS=-mod=mod]
+	// [GOPROXY] 10s
 	// true line 3: worker "go-vet": unknown key "comand"; did you mean "command"?
 }
 

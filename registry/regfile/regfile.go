@@ -40,7 +40,7 @@ const maxRegistryBytes = 4 << 20
 const maxExpandedBytes = 4 * maxRegistryBytes
 
 // workerKeys are the settings of a worker in a registry file.
-var workerKeys = []string{"command", "description", "dir", "env", "outputs", "preconditions", "timeout"}
+var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", "outputs", "pass_env", "preconditions", "timeout"}
 
 // Load reads the registry file of the CLI, YAML or JSON, with
 // workers, tools or both:
@@ -53,7 +53,9 @@ var workerKeys = []string{"command", "description", "dir", "env", "outputs", "pr
 //	    outputs: [findings, packages]
 //	    preconditions: ["(string? data/input)"]
 //	    timeout: 2m
+//	    kill_grace: 10s
 //	    env: {GOFLAGS: "-mod=mod"}
+//	    pass_env: [GOPROXY, "AWS_*"]
 //	tools:
 //	  search:
 //	    description: Searches the docs; returns the matching passages
@@ -66,7 +68,13 @@ var workerKeys = []string{"command", "description", "dir", "env", "outputs", "pr
 //	    timeout: 30s
 //	    env: {INDEX: docs.idx}
 //
-// Each worker runs as an [agent.Command]. Each tool is a Command called
+// Each worker runs as an [agent.Command]. A program gets the base
+// environment of [agent.Command] (PATH, HOME, the locale and a few more,
+// never the keys of LLM providers or cloud credentials), the variables of
+// dagent's environment pass_env names ("NAME", a prefix "NAME_*", or "*"
+// for all), and env, which wins. When its attempt times out or is
+// cancelled it gets SIGTERM, and SIGKILL kill_grace later ("0s": at once;
+// default [agent.DefaultKillGrace]). Each tool is a Command called
 // with [agent.Command.CallTool]: the arguments object on standard input,
 // its standard output the text the model reads. A tool's parameters are a
 // JSON Schema of an object, written as a map; without them any object is
@@ -399,7 +407,7 @@ func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error)
 			continue
 		}
 		switch field {
-		case "command", "dir", "env":
+		case "command", "dir", "env", "kill_grace", "pass_env":
 			err = l.commandField(who, field, v, &cmd)
 		case "description":
 			w.Description, err = l.str(who, field, v)
@@ -421,8 +429,8 @@ func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error)
 	return w, nil
 }
 
-// commandField reads the command, dir or env setting of a worker or tool
-// into cmd.
+// commandField reads a setting of the program of a worker or tool into
+// cmd.
 func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Command) error {
 	var err error
 	switch field {
@@ -432,12 +440,16 @@ func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Comman
 		cmd.Dir, err = l.dir(who, v)
 	case "env":
 		cmd.Env, err = l.env(who, v)
+	case "kill_grace":
+		cmd.KillGrace, err = l.killGrace(who, v)
+	case "pass_env":
+		cmd.PassEnv, err = l.passEnv(who, v)
 	}
 	return err
 }
 
 // toolKeys are the settings of a tool in a registry file.
-var toolKeys = []string{"command", "description", "dir", "env", "parameters", "timeout"}
+var toolKeys = []string{"command", "description", "dir", "env", "kill_grace", "parameters", "pass_env", "timeout"}
 
 // tools reads the "tools" map into r.
 func (l *loader) tools(r *registry.Registry, m *yaml.Node) error {
@@ -485,7 +497,7 @@ func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 			continue
 		}
 		switch field {
-		case "command", "dir", "env":
+		case "command", "dir", "env", "kill_grace", "pass_env":
 			err = l.commandField(who, field, v, &cmd)
 		case "description":
 			t.Description, err = l.str(who, field, v)
@@ -722,6 +734,42 @@ func (l *loader) env(who string, n *yaml.Node) ([]string, error) {
 	}
 	slices.Sort(env)
 	return env, nil
+}
+
+// passEnv reads the names of the variables of dagent's environment a
+// program receives.
+func (l *loader) passEnv(who string, n *yaml.Node) ([]string, error) {
+	names, err := l.stringList(who, "pass_env", n)
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range names {
+		prefix := strings.TrimSuffix(name, "*")
+		if strings.ContainsAny(prefix, "=*\x00") || (prefix == "" && name != "*") {
+			item, _ := l.deref(n.Content[i])
+			return nil, l.errorf(item, who, `pass_env: %q is not a variable name, a prefix ending in "*" such as "AWS_*", or "*" for the whole environment`, name)
+		}
+	}
+	return names, nil
+}
+
+// killGrace reads the time a program has between SIGTERM and SIGKILL. "0s"
+// is no time at all, which agent.Command spells as a negative grace.
+func (l *loader) killGrace(who string, n *yaml.Node) (time.Duration, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		return 0, l.errorf(n, who, `kill_grace must be a duration with a unit, e.g. "10s", or "0s" to kill at once, not %s`, describe(n))
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return 0, l.errorf(n, who, `kill_grace %q is not a duration; write a number with a unit, e.g. "10s", or "0s" to kill at once`, n.Value)
+	}
+	if d < 0 {
+		return 0, l.errorf(n, who, "kill_grace %q is negative", n.Value)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }
 
 func (l *loader) outputs(who string, n *yaml.Node) ([]string, error) {

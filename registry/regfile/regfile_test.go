@@ -2,6 +2,8 @@ package regfile
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -38,9 +40,11 @@ func TestLoadRegistryFiles(t *testing.T) {
 			assert.Equal(t, []string{"(string? data/input)"}, vet.Preconditions)
 			assert.Equal(t, 2*time.Minute, vet.Timeout)
 			assert.Equal(t, &agent.Command{
-				Argv: []string{"go", "run", "./worker", "vet"},
-				Env:  []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"},
-				Dir:  base,
+				Argv:      []string{"go", "run", "./worker", "vet"},
+				Env:       []string{"CGO_ENABLED=0", "GOFLAGS=-mod=mod"},
+				PassEnv:   []string{"GOPROXY", "AWS_*"},
+				Dir:       base,
+				KillGrace: 10 * time.Second,
 			}, vet.Agent)
 
 			check, ok := r.Lookup("check")
@@ -77,6 +81,9 @@ func TestParse(t *testing.T) {
 		{"env sorted, values as written", "workers:\n  w:\n    command: [w]\n    env: {Z: last, A: 0x10, M: true, E: ''}\n", map[string]agent.Command{"w": {Argv: []string{"w"}, Env: []string{"A=0x10", "E=", "M=true", "Z=last"}}}},
 		{"anchors", "workers:\n  a: &w\n    command: [w]\n  b: *w\n", map[string]agent.Command{"a": {Argv: []string{"w"}}, "b": {Argv: []string{"w"}}}},
 		{"numeric worker name", "workers:\n  42:\n    command: [w]\n", map[string]agent.Command{"42": {Argv: []string{"w"}}}},
+		{"pass_env", "workers:\n  w:\n    command: [w]\n    pass_env: [OPENAI_API_KEY, 'AWS_*', '*']\n", map[string]agent.Command{"w": {Argv: []string{"w"}, PassEnv: []string{"OPENAI_API_KEY", "AWS_*", "*"}}}},
+		{"kill_grace", "workers:\n  w:\n    command: [w]\n    kill_grace: 1m30s\n", map[string]agent.Command{"w": {Argv: []string{"w"}, KillGrace: 90 * time.Second}}},
+		{"kill_grace zero", "workers:\n  w:\n    command: [w]\n    kill_grace: 0s\n", map[string]agent.Command{"w": {Argv: []string{"w"}, KillGrace: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +124,7 @@ func TestParseRegistryErrors(t *testing.T) {
 		{"worker string", "workers:\n  w: go vet\n", `line 2: worker "w": the settings must be a map with at least a command, not a string`},
 		{"worker null", "workers:\n  w:\n", `line 2: worker "w": the settings must be a map with at least a command, not null`},
 		{"unknown key", w + "    comand: [a]\n", `line 3: worker "w": unknown key "comand"; did you mean "command"?`},
-		{"unknown key json", `{"workers": {"w": {"command": ["a"], "retries": 3}}}`, `line 1: worker "w": unknown key "retries"; the keys are command, description, dir, env, outputs, preconditions, timeout`},
+		{"unknown key json", `{"workers": {"w": {"command": ["a"], "retries": 3}}}`, `line 1: worker "w": unknown key "retries"; the keys are command, description, dir, env, kill_grace, outputs, pass_env, preconditions, timeout`},
 		{"duplicate key", w + "    command: [a]\n    command: [b]\n", `line 4: worker "w": key "command" appears twice (first at line 3)`},
 		{"no command", w + "    description: d\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
 		{"null command", w + "    command:\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
@@ -133,6 +140,13 @@ func TestParseRegistryErrors(t *testing.T) {
 		{"bad timeout", w + "    command: [a]\n    timeout: 2 minutes\n", `line 4: worker "w": timeout "2 minutes" is not a duration; write a number with a unit, e.g. "90s" or "2m"`},
 		{"timeout without unit", w + "    command: [a]\n    timeout: 30\n", `line 4: worker "w": timeout must be a duration with a unit, e.g. "90s" or "2m", not a number (30)`},
 		{"negative timeout", w + "    command: [a]\n    timeout: -1s\n", `line 4: worker "w": timeout "-1s" is negative`},
+		{"bad kill_grace", w + "    command: [a]\n    kill_grace: soon\n", `line 4: worker "w": kill_grace "soon" is not a duration; write a number with a unit, e.g. "10s", or "0s" to kill at once`},
+		{"kill_grace without unit", w + "    command: [a]\n    kill_grace: 5\n", `line 4: worker "w": kill_grace must be a duration with a unit, e.g. "10s", or "0s" to kill at once, not a number (5)`},
+		{"negative kill_grace", w + "    command: [a]\n    kill_grace: -1s\n", `line 4: worker "w": kill_grace "-1s" is negative`},
+		{"pass_env map", w + "    command: [a]\n    pass_env: {A: 1}\n", `line 4: worker "w": pass_env must be a list of strings, not a map`},
+		{"pass_env assignment", w + "    command: [a]\n    pass_env:\n      - HOME\n      - A=1\n", `line 6: worker "w": pass_env: "A=1" is not a variable name, a prefix ending in "*" such as "AWS_*", or "*" for the whole environment`},
+		{"pass_env inner star", w + "    command: [a]\n    pass_env: ['A*B']\n", `line 4: worker "w": pass_env: "A*B" is not a variable name, a prefix ending in "*" such as "AWS_*", or "*" for the whole environment`},
+		{"pass_env empty", w + "    command: [a]\n    pass_env: ['']\n", `line 4: worker "w": pass_env: "" is not a variable name, a prefix ending in "*" such as "AWS_*", or "*" for the whole environment`},
 		{"empty dir", w + "    command: [a]\n    dir: ''\n", `line 4: worker "w": dir is empty; write "." for the registry's directory, or leave dir out for the current one`},
 		{"dir list", w + "    command: [a]\n    dir: [a]\n", `line 4: worker "w": dir must be a string, not a list`},
 		{"outputs string", w + "    command: [a]\n    outputs: findings\n", `line 4: worker "w": outputs must be a list of strings, not a string`},
@@ -276,6 +290,73 @@ func TestLoadRegistryRunsFromAnyDirectory(t *testing.T) {
 	got, err := filepath.EvalSymlinks(out["dir"].(string))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+}
+
+// TestLoadRegistryEnvironment runs a worker and a tool that print their
+// environment: dagent's secrets reach them only when pass_env names them.
+func TestLoadRegistryEnvironment(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	helper := fmt.Sprintf(`command: [%q, "-test.run=^$"]
+    env: {AGENT_TEST_HELPER: environ, GORACE: atexit_sleep_ms=0}`, exe)
+	file := fmt.Sprintf(`workers:
+  plain:
+    %[1]s
+  keyed:
+    %[1]s
+    pass_env: [OPENAI_API_KEY]
+tools:
+  plain:
+    %[1]s
+  keyed:
+    %[1]s
+    pass_env: ["AWS_*"]
+`, helper)
+	r, err := Parse([]byte(file), "")
+	require.NoError(t, err)
+	environ := func(out string) map[string]string {
+		var list []string
+		require.NoError(t, json.Unmarshal([]byte(out), &list))
+		env := map[string]string{}
+		for _, kv := range list {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		return env
+	}
+	worker := func(name string) map[string]string {
+		w, ok := r.Lookup(name)
+		require.True(t, ok)
+		res, err := w.Agent.Run(context.Background(), agent.Request{})
+		require.NoError(t, err)
+		out, err := json.Marshal(res.Output)
+		require.NoError(t, err)
+		return environ(string(out))
+	}
+	tool := func(name string) map[string]string {
+		tl, ok := r.LookupTool(name)
+		require.True(t, ok)
+		out, err := tl.Run(context.Background(), nil)
+		require.NoError(t, err)
+		return environ(out)
+	}
+
+	plain := worker("plain")
+	assert.Equal(t, os.Getenv("PATH"), plain["PATH"])
+	assert.NotContains(t, plain, "OPENAI_API_KEY")
+	assert.NotContains(t, plain, "AWS_SECRET_ACCESS_KEY")
+	keyed := worker("keyed")
+	assert.Equal(t, "sk-secret", keyed["OPENAI_API_KEY"])
+	assert.NotContains(t, keyed, "AWS_SECRET_ACCESS_KEY")
+
+	plain = tool("plain")
+	assert.NotContains(t, plain, "OPENAI_API_KEY")
+	assert.NotContains(t, plain, "AWS_SECRET_ACCESS_KEY")
+	keyed = tool("keyed")
+	assert.Equal(t, "aws-secret", keyed["AWS_SECRET_ACCESS_KEY"])
+	assert.NotContains(t, keyed, "OPENAI_API_KEY")
 }
 
 // FuzzParseRegistry checks that Parse never panics, that every
