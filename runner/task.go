@@ -204,6 +204,10 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 		return reply{usage: res.Usage, err: err}, true
 	}
 	out, err := jsonv.Normalize(res.Output)
+	if err != nil {
+		// Not a failure of the agent's process, but of what it answered.
+		err = fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err)
+	}
 	return reply{output: out, usage: res.Usage, err: err}, true
 }
 
