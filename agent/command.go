@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -38,6 +39,13 @@ const waitDelay = time.Second
 // its output truncated, because a truncated result would be read as a
 // different one.
 var ErrOutputTooLarge = errors.New("output too large")
+
+// ErrCannotStart is matched by the error of a [Command] whose program
+// cannot be started for a reason a retry cannot fix: it is not found, not
+// an executable file, or its working directory is missing. The runner
+// fails the task at once rather than retrying it. A start that fails for
+// want of resources (processes, open files) does not match it.
+var ErrCannotStart = errors.New("cannot start")
 
 // Command runs a trusted program as an [Agent]: the [Request] as JSON on
 // standard input, the result on standard output. It is how a host plugs a
@@ -184,6 +192,9 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	killGroupOnCancel(cmd)
 
 	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("command %q: %w: %w", name, ErrCannotStart, err)
+		}
 		return nil, fmt.Errorf("command %q: cannot start: %w", name, err)
 	}
 	err := cmd.Wait()
