@@ -165,7 +165,9 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 			o.status, o.output, o.diagnosis = TaskDone, x.output, ""
 			return *o, true
 		}
-		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() {
+		// A program that cannot be started stays so: a retry would only
+		// fail again after its backoff.
+		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || errors.Is(j.last.err, agent.ErrCannotStart) {
 			return r.fail(*o, j.last, t), true
 		}
 		switch r.wait(ctx, r.backoff.Delay(attempt)) {
