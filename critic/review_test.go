@@ -267,6 +267,29 @@ func TestNoPlanNamesMisspelledTasks(t *testing.T) {
 	assert.Equal(t, string(plan.CodeEmptyPlan), rep.Issues[0].Check)
 	assert.Equal(t, critic.CheckUnknownKey, rep.Issues[1].Check)
 	assert.Contains(t, rep.Issues[1].Message, `did you mean "tasks"?`)
+	assert.Equal(t, critic.Critical, rep.Issues[1].Severity, "the likeliest reason there is no plan")
+}
+
+// A report of no plan has critical issues only: one once held a warning
+// beside "no plan", which nothing could act on apart from the rest.
+func TestNoPlanAllCritical(t *testing.T) {
+	for _, src := range []string{`{"x":1,"tasks":[]}`, `{"tasks":[],"mision":"m"}`, `{"taks":[{"id":"a","input":"x"}]}`} {
+		t.Run(src, func(t *testing.T) {
+			for _, opts := range [][]critic.Option{nil, {critic.WithCatalog(toolCatalog{"search"})}} {
+				rep := critic.ReviewSource([]byte(src), opts...)
+				assert.Equal(t, critic.NoPlan, rep.Summary)
+				assert.Equal(t, 1, rep.Score)
+				require.NotEmpty(t, rep.Issues)
+				for _, is := range rep.Issues {
+					assert.Equal(t, critic.Critical, is.Severity, "%v", is)
+				}
+			}
+			p, err := plan.Parse([]byte(src))
+			if err == nil {
+				assert.Equal(t, critic.ReviewSource([]byte(src)), critic.Review(p))
+			}
+		})
+	}
 }
 
 // A worker whose program is not on this machine would fail every attempt:
