@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -43,6 +44,13 @@ var ErrOutputTooLarge = errors.New("output too large")
 // DefaultKillGrace is how long a [Command] whose KillGrace is zero gives
 // its program to exit after SIGTERM before killing it: 5 seconds.
 const DefaultKillGrace = 5 * time.Second
+
+// ErrCannotStart is matched by the error of a [Command] whose program
+// cannot be started for a reason a retry cannot fix: it is not found, not
+// an executable file, or its working directory is missing. The runner
+// fails the task at once rather than retrying it. A start that fails for
+// want of resources (processes, open files) does not match it.
+var ErrCannotStart = errors.New("cannot start")
 
 // Command runs a trusted program as an [Agent]: the [Request] as JSON on
 // standard input, the result on standard output. It is how a host plugs a
@@ -230,6 +238,9 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 		exited <- cmd.Wait()
 	}()
 	if err := <-started; err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("command %q: %w: %w", name, ErrCannotStart, err)
+		}
 		return nil, fmt.Errorf("command %q: cannot start: %w", name, err)
 	}
 	if notify, ok := ctx.Value(processStartKey{}).(func(int)); ok {

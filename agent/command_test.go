@@ -382,3 +382,34 @@ func TestCommandCallToolLimits(t *testing.T) {
 		assert.EqualError(t, err, "command has no program: set Argv to the program and its arguments")
 	})
 }
+
+// A program that cannot be started, for a reason a retry cannot fix, is
+// told apart from other failures: the runner does not retry it.
+func TestCommandCannotStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-program")
+	data := filepath.Join(dir, "data.txt")
+	require.NoError(t, os.WriteFile(data, []byte("x"), 0o600))
+	tests := []struct {
+		name string
+		cmd  *Command
+	}{
+		{"not on PATH", &Command{Argv: []string{"dagent-no-such-program-xyz"}}},
+		{"missing path", &Command{Argv: []string{missing}}},
+		{"not executable", &Command{Argv: []string{data}}},
+		{"a directory", &Command{Argv: []string{dir}}},
+		{"missing dir", &Command{Argv: []string{os.Args[0]}, Dir: missing}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := tt.cmd.Run(context.Background(), Request{})
+			require.ErrorIs(t, err, ErrCannotStart)
+			assert.ErrorContains(t, err, fmt.Sprintf("command %q: cannot start: ", tt.cmd.Argv[0]))
+		})
+	}
+	_, err := helper(t, "fail").Run(context.Background(), Request{})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrCannotStart, "a program that started and failed")
+}

@@ -30,6 +30,7 @@ const (
 	CheckRetryWithoutBudget = "retry_without_budget"
 	CheckGateWithoutInputs  = "gate_without_inputs"
 	CheckUnknownKey         = "unknown_key"
+	CheckMissingProgram     = "missing_program"
 )
 
 // Thresholds of the phase checks.
@@ -94,6 +95,7 @@ func (r *reviewer) run(checked error) {
 	r.structure(checked)
 	r.unknownKeys()
 	r.compilePredicates()
+	r.programs()
 	for i := range r.p.Tasks {
 		r.predicate(i)
 		r.budget(i)
@@ -105,6 +107,40 @@ func (r *reviewer) run(checked error) {
 	// dependencies or cycles does not have; those are critical already.
 	if r.d != nil {
 		r.phases()
+	}
+}
+
+// programChecker is a catalog that can tell whether a worker's program
+// can be started on this machine; a *registry.Registry is one.
+type programChecker interface {
+	CheckProgram(worker string) error
+}
+
+// programs warns of tasks whose worker's program cannot be started here:
+// the run would fail every such task.
+func (r *reviewer) programs() {
+	cat := r.c.catalog
+	if cat == nil && r.d != nil {
+		cat = r.d.Catalog()
+	}
+	pc, ok := cat.(programChecker)
+	if !ok {
+		return
+	}
+	checked := make(map[string]error)
+	for i := range r.p.Tasks {
+		name := r.p.Tasks[i].Agent
+		if _, defined := r.p.Agents[name]; defined || name == "" {
+			continue
+		}
+		err, seen := checked[name]
+		if !seen {
+			err = pc.CheckProgram(name)
+			checked[name] = err
+		}
+		if err != nil {
+			r.add(i, CheckMissingProgram, Warning, "agent", err.Error())
+		}
 	}
 }
 

@@ -94,6 +94,14 @@ func review(p *plan.Plan, d *plan.DAG, checked error, c config) Report {
 	r := &reviewer{p: p, d: d, c: c, catalog: c.catalog != nil || d != nil && d.Catalog() != nil}
 	r.run(checked)
 	rep := Report{Issues: r.issues}
+	if len(p.Tasks) == 0 {
+		// Without tasks nothing can run, and every finding is part of why:
+		// a key the text held instead of tasks ("taks") is the likeliest
+		// cause, and is as critical as the missing tasks.
+		for i := range rep.Issues {
+			rep.Issues[i].Severity = Critical
+		}
+	}
 	rep.finish()
 	if len(p.Tasks) == 0 {
 		rep.Score, rep.Summary = 1, NoPlan
@@ -102,7 +110,8 @@ func review(p *plan.Plan, d *plan.DAG, checked error, c config) Report {
 }
 
 // NoPlan is the summary of a plan without tasks, or of a text from which
-// no plan could be read; its score is 1.
+// no plan could be read; its score is 1, and every issue of its report is
+// critical.
 const NoPlan = "No plan could be read from the text; nothing can run."
 
 // ReviewSource parses src as Parse does — raw LLM output included — and

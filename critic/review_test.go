@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -265,4 +267,63 @@ func TestNoPlanNamesMisspelledTasks(t *testing.T) {
 	assert.Equal(t, string(plan.CodeEmptyPlan), rep.Issues[0].Check)
 	assert.Equal(t, critic.CheckUnknownKey, rep.Issues[1].Check)
 	assert.Contains(t, rep.Issues[1].Message, `did you mean "tasks"?`)
+	assert.Equal(t, critic.Critical, rep.Issues[1].Severity, "the likeliest reason there is no plan")
+}
+
+// A report of no plan has critical issues only: one once held a warning
+// beside "no plan", which nothing could act on apart from the rest.
+func TestNoPlanAllCritical(t *testing.T) {
+	for _, src := range []string{`{"x":1,"tasks":[]}`, `{"tasks":[],"mision":"m"}`, `{"taks":[{"id":"a","input":"x"}]}`} {
+		t.Run(src, func(t *testing.T) {
+			for _, opts := range [][]critic.Option{nil, {critic.WithCatalog(toolCatalog{"search"})}} {
+				rep := critic.ReviewSource([]byte(src), opts...)
+				assert.Equal(t, critic.NoPlan, rep.Summary)
+				assert.Equal(t, 1, rep.Score)
+				require.NotEmpty(t, rep.Issues)
+				for _, is := range rep.Issues {
+					assert.Equal(t, critic.Critical, is.Severity, "%v", is)
+				}
+			}
+			p, err := plan.Parse([]byte(src))
+			if err == nil {
+				assert.Equal(t, critic.ReviewSource([]byte(src)), critic.Review(p))
+			}
+		})
+	}
+}
+
+// A worker whose program is not on this machine would fail every attempt:
+// the review warns of it, once per task, with a catalog that can tell.
+func TestMissingProgram(t *testing.T) {
+	reg := registry.New()
+	require.NoError(t, reg.Register("present", registry.Worker{Agent: &agent.Command{Argv: []string{"sh"}}}))
+	require.NoError(t, reg.Register("absent", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-program"}}}))
+	src := []byte(`{"agents": {"writer": {"prompt": "You write."}}, "tasks": [
+  {"id": "a", "agent": "present", "input": "x"},
+  {"id": "b", "agent": "absent", "input": "y", "depends_on": ["a"]},
+  {"id": "c", "agent": "absent", "input": "z", "depends_on": ["b"]},
+  {"id": "d", "agent": "writer", "input": "w", "depends_on": ["c"]}
+]}`)
+	var found []critic.Issue
+	for _, is := range critic.ReviewSource(src, critic.WithCatalog(reg)).Issues {
+		if is.Check == critic.CheckMissingProgram {
+			found = append(found, is)
+		}
+	}
+	require.Len(t, found, 2)
+	for i, id := range []string{"b", "c"} {
+		assert.Equal(t, id, found[i].TaskID)
+		assert.Equal(t, critic.Warning, found[i].Severity)
+		assert.Equal(t, "agent", found[i].Field)
+		assert.Equal(t, `worker "absent": program not found: exec: "dagent-no-such-program": executable file not found in $PATH`, found[i].Message)
+	}
+
+	p, err := plan.Parse(src)
+	require.NoError(t, err)
+	d, _ := p.DAG(plan.WithCatalog(reg))
+	assert.Equal(t, critic.Review(p, critic.WithCatalog(reg)), critic.ReviewDAG(d), "the DAG's catalog is asked too")
+
+	for _, is := range critic.ReviewSource(src).Issues {
+		assert.NotEqual(t, critic.CheckMissingProgram, is.Check, "without a catalog, nothing is checked")
+	}
 }

@@ -286,6 +286,13 @@ var rules = []Rule{
 		Severity: Critical, Category: "registry",
 	},
 	{
+		Check:    CheckMissingProgram,
+		Title:    "The program of the task's worker cannot be started",
+		Text:     "The registry runs the task's worker as a program that is not on this machine: not found in PATH, not a file, or not executable. Every attempt of the task would fail to start it.",
+		Fix:      "Install the worker's program, fix the command's path (relative to its dir), or make the file executable.",
+		Severity: Warning, Category: "registry",
+	},
+	{
 		Check:    CheckRetryWithoutBudget,
 		Title:    "A retry policy without retries",
 		Text:     "The task's on_failure or on_verification_failure is retry, but its max_retries is 0, so the task never retries.",

@@ -5,6 +5,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -18,9 +19,48 @@ type Attr struct {
 	Name, Value string
 }
 
-// dataTag matches what could open or close a data block inside untrusted
-// text: "<data", "</data", "< / DATA" and the like, but not "<database>".
-var dataTag = regexp.MustCompile(`(?i)<(\s*/?\s*data)\b`)
+// dataTag matches what could read as the start of a tag that opens or
+// closes a data block inside untrusted text: "<data", "</data", "< / DATA",
+// and their look-alikes — full-width and other angle brackets and
+// slashes, full-width letters, any space or invisible character between
+// them — but not "<database>": defuse checks what follows. Group 1 is
+// what follows the bracket.
+var dataTag = regexp.MustCompile(`(?i)[<\x{FF1C}\x{FE64}\x{2039}\x{2329}\x{3008}\x{27E8}\x{276C}\x{276E}]` +
+	`(` + tagSpace + `(?:[/\x{FF0F}\x{2044}\x{2215}\x{29F8}]` + tagSpace + `)?` +
+	`[d\x{FF44}\x{FF24}]` + invisible + `[a\x{FF41}\x{FF21}]` + invisible + `[t\x{FF54}\x{FF34}]` + invisible + `[a\x{FF41}\x{FF21}])`)
+
+const (
+	// invisible is any run of characters that show nothing: format
+	// characters such as zero-width spaces, and control characters.
+	invisible = `[\p{Cf}\p{Cc}]*`
+	// tagSpace is any run of spaces, of any script, or invisible characters.
+	tagSpace = `[\s\p{Z}\p{Cf}\p{Cc}]*`
+)
+
+// defuse escapes the bracket of every tag of text that dataTag finds as
+// "&lt;". A match followed by a letter, a digit or "_" is a longer word,
+// "<database>", and is left alone.
+func defuse(text string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range dataTag.FindAllStringSubmatchIndex(text, -1) {
+		if r, _ := utf8.DecodeRuneInString(text[m[1]:]); m[1] < len(text) && (r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(text) + 16)
+		}
+		b.WriteString(text[last:m[0]])
+		b.WriteString("&lt;")
+		b.WriteString(text[m[2]:m[3]])
+		last = m[1]
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
 
 // WriteData writes text to b as a block of untrusted data: opened by
 // <data source="SOURCE" NAME="VALUE"...>, closed by </data>, each on a line
@@ -29,7 +69,9 @@ var dataTag = regexp.MustCompile(`(?i)<(\s*/?\s*data)\b`)
 //
 // Every tag of one name, data, delimits untrusted text, whatever its
 // source, and every opening or closing tag of that name inside text —
-// with any case and spacing — is defused as "&lt;data": the text cannot
+// with any case and spacing, and with the full-width or other look-alike
+// brackets, slashes and letters a model may read as a tag — is defused
+// as "&lt;data": the text cannot
 // close its block and pass what follows for instructions, nor open a
 // block of another source. One name, rather than a tag per kind of text,
 // leaves no tag that a new source could forget to defuse; the source
@@ -50,7 +92,7 @@ func WriteData(b *strings.Builder, source, text string, max int, attrs ...Attr) 
 		b.WriteByte('"')
 	}
 	b.WriteString(">\n")
-	body := dataTag.ReplaceAllString(Truncate(text, max), "&lt;$1")
+	body := defuse(Truncate(text, max))
 	b.WriteString(body)
 	if body != "" && !strings.HasSuffix(body, "\n") {
 		b.WriteByte('\n')

@@ -143,3 +143,17 @@ func ExampleRegistry_RegisterTool() {
 	// register tool "fetch": Run is nil
 	// true [search] 2 passages match {"query": "dag"} <nil>
 }
+
+// CheckProgram tells whether a worker's program can be started here,
+// before a run would fail every attempt of its tasks.
+func ExampleRegistry_CheckProgram() {
+	r := registry.New()
+	_ = r.Register("shell", registry.Worker{Agent: &agent.Command{Argv: []string{"sh", "-c", "cat"}}})
+	_ = r.Register("typo", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-program"}}})
+	fmt.Println(r.CheckProgram("shell"))
+	err := r.CheckProgram("typo")
+	fmt.Println(errors.Is(err, registry.ErrNoProgram), err)
+	// Output:
+	// <nil>
+	// true worker "typo": program not found: exec: "dagent-no-such-program": executable file not found in $PATH
+}

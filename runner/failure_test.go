@@ -346,3 +346,24 @@ type codeErr struct {
 
 func (e *codeErr) Error() string { return e.err.Error() }
 func (e *codeErr) Unwrap() error { return e.err }
+
+// A worker whose program is missing once had every retry of its task fail
+// the same way after its backoff: it fails at once, as an agent error.
+func TestMissingProgramNotRetried(t *testing.T) {
+	noLeaks(t)
+	missing := &agent.Command{Argv: []string{"dagent-no-such-program-xyz"}}
+	p := planOf(task("a", "x", agentName("missing"), onFailure(plan.PolicyRetry), retries(3)))
+	res, err := runner.New(runner.WithAgent("missing", missing), runner.WithBackoff(runner.Backoff{})).RunPlan(context.Background(), p)
+	require.NoError(t, err)
+	a := res.Tasks["a"]
+	assert.Equal(t, runner.TaskFailed, a.Status)
+	assert.Equal(t, 1, a.Attempts)
+	assert.Equal(t, runner.ClassAgentError, a.Class)
+	assert.ErrorIs(t, a.Err, agent.ErrCannotStart)
+	assert.EqualError(t, a.Err, `command "dagent-no-such-program-xyz": cannot start: exec: "dagent-no-such-program-xyz": executable file not found in $PATH`)
+
+	// Any other failure is retried as before.
+	rec := newRecorder().on("b", fails(errors.New("flaky")))
+	res = run(t, planOf(task("b", "x", onFailure(plan.PolicyRetry), retries(2))), rec)
+	assert.Equal(t, 3, res.Tasks["b"].Attempts)
+}

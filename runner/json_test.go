@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +145,40 @@ func TestResultUnmarshalJSON(t *testing.T) {
 			assert.Equal(t, tc.want, &got)
 		})
 	}
+}
+
+// An output nested 9,999 levels deep, which a worker's JSON may be, once
+// made the run's JSON form fail to encode though the run completed: the
+// whole result was lost. Outputs deeper than jsonv.MaxDepth now fail their
+// task as invalid, and the result encodes.
+func TestResultJSONDeepOutput(t *testing.T) {
+	nested := func(depth int) any {
+		v, err := jsonv.DecodeBytes([]byte(strings.Repeat("[", depth) + strings.Repeat("]", depth)))
+		require.NoError(t, err)
+		return v
+	}
+	rec := newRecorder().
+		on("deep", output(nested(9_999))).
+		on("limit", output(nested(jsonv.MaxDepth))).
+		on("plain", output("ok"))
+	res := run(t, planOf(task("deep", "d", nonCritical()), task("limit", "l"), task("plain", "p")), rec)
+
+	deep := res.Tasks["deep"]
+	assert.Equal(t, runner.TaskSkipped, deep.Status, "a non-critical task that failed")
+	assert.Equal(t, runner.ClassInvalidOutput, deep.Class)
+	assert.ErrorIs(t, deep.Err, agent.ErrInvalidOutput)
+	assert.ErrorIs(t, deep.Err, jsonv.ErrTooDeep)
+	assert.Nil(t, deep.Output)
+	assert.Equal(t, runner.TaskDone, res.Tasks["limit"].Status)
+	assert.Equal(t, "ok", res.Tasks["plain"].Output)
+
+	// As dagent run --format json prints it: inside a document of its own.
+	var b bytes.Buffer
+	require.NoError(t, jsonv.EncodeIndent(&b, map[string]any{"replan_history": []any{map[string]any{"result": res}}}, "  "))
+	var back struct {
+		ReplanHistory []struct{ Result runner.Result } `json:"replan_history"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	require.Len(t, back.ReplanHistory, 1)
+	assert.Equal(t, "ok", back.ReplanHistory[0].Result.Tasks["plain"].Output)
 }

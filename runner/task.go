@@ -165,7 +165,9 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 			o.status, o.output, o.diagnosis = TaskDone, x.output, ""
 			return *o, true
 		}
-		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() {
+		// A program that cannot be started stays so: a retry would only
+		// fail again after its backoff.
+		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || errors.Is(j.last.err, agent.ErrCannotStart) {
 			return r.fail(*o, j.last, t), true
 		}
 		switch r.wait(ctx, r.backoff.Delay(attempt)) {
@@ -204,6 +206,10 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 		return reply{usage: res.Usage, err: err}, true
 	}
 	out, err := jsonv.Normalize(res.Output)
+	if err != nil {
+		// Not a failure of the agent's process, but of what it answered.
+		err = fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err)
+	}
 	return reply{output: out, usage: res.Usage, err: err}, true
 }
 

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -273,6 +274,10 @@ func (c *compiler) emitForm(f form) (vtype, error) {
 		}
 		c.w("(", s, ")")
 		return tNum, nil
+	case kBigInt:
+		// Not tNum: expr would compare it as a string, or not at all.
+		c.constant(json.Number(f.s))
+		return tAny, nil
 	case kString:
 		c.w(strconv.QuoteToASCII(f.s))
 		return tStr, nil

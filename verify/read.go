@@ -18,6 +18,7 @@ const (
 	kString
 	kInt
 	kFloat
+	kBigInt
 	kKeyword
 	kSymbol
 	kNil
@@ -29,7 +30,7 @@ const (
 type form struct {
 	kind     kind
 	pos, end int    // byte offsets of the form in the source
-	s        string // symbol or keyword name, string or regex text
+	s        string // symbol or keyword name, string or regex text, big integer digits
 	i        int64
 	f        float64
 	b        bool
@@ -224,9 +225,13 @@ func (r *reader) number(tok string, f form) (form, error) {
 		f.kind, f.i = kInt, i
 		return f, nil
 	}
-	// Integers too large for 64 bits are read as floats, as JSON readers
-	// read them.
-	if strings.Trim(tok, "+-0123456789") == "" || strings.ContainsAny(tok, ".eE") && !strings.ContainsAny(tok, "xX_") {
+	// Integers too large for 64 bits keep every digit, as JSON numbers do,
+	// so that they compare exactly.
+	if t, ok := bigIntegerText(tok); ok {
+		f.kind, f.s = kBigInt, t
+		return f, nil
+	}
+	if strings.ContainsAny(tok, ".eE") && !strings.ContainsAny(tok, "xX_") {
 		if v, err := strconv.ParseFloat(tok, 64); err == nil {
 			f.kind, f.f = kFloat, v
 			return f, nil

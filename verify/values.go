@@ -3,8 +3,10 @@ package verify
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -19,7 +21,9 @@ func (k Keyword) String() string { return ":" + string(k) }
 
 // Values in the predicate language are what encoding/json produces —
 // nil, bool, string, float64 or json.Number, []any, map[string]any — plus
-// int64 for integers the predicate computes, and Keyword.
+// int64 for integers the predicate computes, and Keyword. An integer too
+// large for 64 bits, from JSON or a literal, stays a json.Number: its digits
+// are what compares it exactly.
 
 // number reads a numeric value: its float value, its integer value when it
 // is an integer, and whether it is a number at all.
@@ -38,7 +42,13 @@ func number(v any) (f float64, i int64, isInt, ok bool) {
 		if i, err := n.Int64(); err == nil {
 			return float64(i), i, true, true
 		}
-		if f, err := n.Float64(); err == nil {
+		f, err := n.Float64()
+		if err == nil {
+			return f, 0, false, true
+		}
+		// An integer past the float range is still a number, its float
+		// value infinite: compareNumbers orders it by its digits.
+		if _, ok := bigInteger(n); ok {
 			return f, 0, false, true
 		}
 	case float32:
@@ -224,6 +234,10 @@ func pr(st *state, b *strings.Builder, v any) error {
 		}
 		b.WriteByte('}')
 	default:
+		if t, ok := bigInteger(x); ok {
+			b.WriteString(t)
+			break
+		}
 		f, i, isInt, ok := number(x)
 		switch {
 		case !ok:
@@ -314,7 +328,8 @@ func foreign(v any) bool {
 }
 
 // compareNumbers orders two numbers: exactly when both are integers, so
-// that integers above 2^53 keep their identity, else as floats.
+// that integers above 2^53 keep their identity, and exactly too when one
+// is an integer beyond 64 bits; else as floats.
 func compareNumbers(a, b any) (int, bool) {
 	fa, ia, aInt, ok1 := number(a)
 	fb, ib, bInt, ok2 := number(b)
@@ -324,5 +339,100 @@ func compareNumbers(a, b any) (int, bool) {
 	case aInt && bInt:
 		return cmp.Compare(ia, ib), true
 	}
+	ta, bigA := bigInteger(a)
+	tb, bigB := bigInteger(b)
+	switch {
+	case bigA && bigB:
+		return compareIntegerTexts(ta, tb), true
+	case bigA:
+		return -compareWithInteger(fb, ib, bInt, ta), true
+	case bigB:
+		return compareWithInteger(fa, ia, aInt, tb), true
+	}
 	return cmp.Compare(fa, fb), true
+}
+
+// compareWithInteger orders a number of the language — f, or i when isInt
+// — against the integer whose decimal text is t, exactly. NaN comes first,
+// as cmp.Compare orders it.
+func compareWithInteger(f float64, i int64, isInt bool, t string) int {
+	switch {
+	case isInt:
+		return compareIntegerTexts(strconv.FormatInt(i, 10), t)
+	case math.IsNaN(f):
+		return -1
+	case math.IsInf(f, 0):
+		return int(math.Copysign(1, f))
+	}
+	// f lies in [⌊f⌋, ⌊f⌋+1): it is above t when ⌊f⌋ is, or when ⌊f⌋ is t
+	// and f has a fraction.
+	fl := math.Floor(f)
+	if c := compareIntegerTexts(new(big.Float).SetFloat64(fl).Text('f', 0), t); c != 0 || fl == f {
+		return c
+	}
+	return 1
+}
+
+// compareIntegerTexts orders two integers written in decimal, each with an
+// optional sign and leading zeros, in time linear in their length.
+func compareIntegerTexts(a, b string) int {
+	negA, da := splitInteger(a)
+	negB, db := splitInteger(b)
+	if negA != negB {
+		if negA {
+			return -1
+		}
+		return 1
+	}
+	c := cmp.Compare(len(da), len(db))
+	if c == 0 {
+		c = strings.Compare(da, db)
+	}
+	if negA {
+		return -c
+	}
+	return c
+}
+
+// splitInteger reads an integer's decimal text as its sign and its digits
+// without leading zeros; zero is "0" and never negative.
+func splitInteger(t string) (neg bool, digits string) {
+	switch {
+	case strings.HasPrefix(t, "-"):
+		neg, t = true, t[1:]
+	case strings.HasPrefix(t, "+"):
+		t = t[1:]
+	}
+	t = strings.TrimLeft(t, "0")
+	if t == "" {
+		return false, "0"
+	}
+	return neg, t
+}
+
+// bigInteger returns the decimal text of v — sign only when negative, no
+// leading zeros — when v is a json.Number that is an integer too large for
+// 64 bits.
+func bigInteger(v any) (string, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return "", false
+	}
+	return bigIntegerText(string(n))
+}
+
+// bigIntegerText returns the canonical text of t when t is an integer, an
+// optional sign then decimal digits, too large for 64 bits.
+func bigIntegerText(t string) (string, bool) {
+	neg, digits := splitInteger(t)
+	if digits == "0" || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	if neg {
+		digits = "-" + digits
+	}
+	if _, err := strconv.ParseInt(digits, 10, 64); !errors.Is(err, strconv.ErrRange) {
+		return "", false
+	}
+	return digits, true
 }

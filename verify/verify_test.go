@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/verify"
 )
 
@@ -199,9 +200,10 @@ func TestFunctions(t *testing.T) {
 		{src: `(= 1 1.0)`, want: passes},
 		{src: `(= 1 1 1.0)`, want: passes},
 		{src: `(= 1 1 2)`, want: isFalse},
-		// Integers compare exactly, also past 2^53; larger ones read as floats.
+		// Integers compare exactly, also past 2^53 and past 64 bits.
 		{src: `(let [a 9007199254740993 b 9007199254740992] (and (not= a b) (> a b)))`, want: passes},
-		{src: `(= 99999999999999999999 1e20)`, want: passes},
+		{src: `(= 99999999999999999999 1e20)`, want: isFalse},
+		{src: `(= 100000000000000000000 1e20)`, want: passes},
 		{src: `(= 1)`, want: passes},
 		{src: `(= :k "k")`, want: isFalse},
 		{src: `(and (= "a" "a") (= nil nil) (= true true) (not= nil false))`, want: passes},
@@ -941,4 +943,49 @@ func TestRegressions(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, v.Passed)
 	assert.Less(t, time.Since(start), time.Second)
+}
+
+// Integers beyond 64 bits, as JSON outputs carry them, compare exactly:
+// they once compared by their float value, so that 2^64+1 equalled 2^64.
+func TestBigIntegers(t *testing.T) {
+	tests := []struct {
+		result string // data/result as JSON
+		src    string
+		want   bool
+	}{
+		{`18446744073709551617`, `(= data/result 18446744073709551617)`, true},
+		{`18446744073709551617`, `(= data/result 18446744073709551616)`, false},
+		{`18446744073709551616`, `(= data/result 18446744073709551617)`, false},
+		{`18446744073709551617`, `(not= data/result 18446744073709551616)`, true},
+		{`18446744073709551617`, `(> data/result 18446744073709551616)`, true},
+		{`18446744073709551617`, `(< data/result 18446744073709551618)`, true},
+		{`18446744073709551617`, `(= data/result 1.8446744073709552e19)`, false},
+		{`18446744073709551616`, `(= data/result 1.8446744073709552e19)`, true},
+		{`18446744073709551616`, `(> data/result 9223372036854775807)`, true},
+		{`18446744073709551616`, `(< 1.5 data/result)`, true},
+		{`-18446744073709551617`, `(< data/result -18446744073709551616)`, true},
+		{`-18446744073709551617`, `(< data/result 0 0.5 18446744073709551617)`, true},
+		{`[18446744073709551617, 18446744073709551616]`, `(= data/result [18446744073709551617 18446744073709551616])`, true},
+		{`[18446744073709551617, 18446744073709551616]`, `(= (first data/result) (nth data/result 1))`, false},
+		{`[18446744073709551617, 18446744073709551616, 18446744073709551617]`, `(= (count (distinct data/result)) 2)`, true},
+		{`[18446744073709551617, 18446744073709551616]`, `(= (sort data/result) [18446744073709551616 18446744073709551617])`, true},
+		{`18446744073709551617`, `(= (str data/result) "18446744073709551617")`, true},
+		{`18446744073709551617`, `(and (number? data/result) (int? data/result))`, true},
+		// Past the float range too.
+		{"1" + strings.Repeat("0", 400), `(> data/result 1e308)`, true},
+		{"1" + strings.Repeat("0", 400), `(= data/result 1` + strings.Repeat("0", 399) + `1)`, false},
+		{"1" + strings.Repeat("0", 400), `(= data/result 1` + strings.Repeat("0", 400) + `)`, true},
+		{"1" + strings.Repeat("0", 400), `(= data/result data/result)`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			result, err := jsonv.DecodeBytes([]byte(tc.result))
+			require.NoError(t, err)
+			p, err := verify.Compile(tc.src)
+			require.NoError(t, err)
+			v, err := p.Eval(context.Background(), verify.Bindings{Result: result})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, v.Passed, "%+v", v)
+		})
+	}
 }

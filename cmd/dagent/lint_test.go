@@ -413,3 +413,23 @@ func TestLintRegistryTools(t *testing.T) {
 	code, _, stderr = dagent(t, "", "lint", planPath)
 	assert.Equal(t, exitOK, code, "without a registry, tools are not checked: %s", stderr)
 }
+
+// A registry worker whose program is not on this machine is a warning of
+// each task that names it.
+func TestLintMissingProgram(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"registry.yaml": "workers:\n  git-log:\n    command: [\"sh\", \"-c\", \"git log\"]\n  changelog:\n    command: [\"changelog-gen\"]\n",
+		"plan.json": `{"tasks": [
+  {"id": "log", "agent": "git-log", "input": "Commits since v1.2.0"},
+  {"id": "notes", "agent": "changelog", "input": "Write the changelog from {{results.log}}", "depends_on": ["log"]}
+]}`,
+	})
+	t.Setenv("PATH", "/usr/bin:/bin")
+	code, stdout, stderr := dagent(t, "", "lint", "--registry", filepath.Join(dir, "registry.yaml"), filepath.Join(dir, "plan.json"))
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `3:3  warning   missing_program  agent: worker "changelog": program not found: exec: "changelog-gen": executable file not found in $PATH`)
+	assert.NotContains(t, stdout, `"git-log"`)
+
+	code, _, stderr = dagent(t, "", "lint", "--fail-on", "warning", "--registry", filepath.Join(dir, "registry.yaml"), filepath.Join(dir, "plan.json"))
+	assert.Equal(t, exitInvalid, code, stderr)
+}

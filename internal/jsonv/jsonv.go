@@ -12,6 +12,17 @@ import (
 	"io"
 )
 
+// MaxDepth is how deeply arrays and objects may nest in a value that
+// [Normalize] accepts: far deeper than data needs, and far enough below
+// encoding/json's own limit of 10000 levels that the value still encodes
+// and decodes inside the documents that carry it, a run's result or a
+// worker's request.
+const MaxDepth = 1000
+
+// ErrTooDeep is matched by the error of [Normalize] for a value whose
+// arrays and objects nest deeper than [MaxDepth].
+var ErrTooDeep = errors.New("nested too deep")
+
 // ErrTrailing is the error of [Decode] and [DecodeBytes] when more than
 // white space follows the JSON value.
 var ErrTrailing = errors.New("trailing data after the JSON value")
@@ -67,10 +78,14 @@ func EncodeIndent(w io.Writer, v any, indent string) error {
 // Go structs. A value that is JSON-shaped all the way down is returned as
 // it is (float64, int and int64 numbers included), without a copy; anything
 // else goes through encoding/json once, numbers coming back as [json.Number].
-// A value encoding/json cannot encode is an error.
+// A value encoding/json cannot encode is an error, and so is one nested
+// deeper than [MaxDepth], matching [ErrTooDeep].
 func Normalize(v any) (any, error) {
-	if shaped(v) {
+	switch shape(v, 0) {
+	case isShaped:
 		return v, nil
+	case isTooDeep:
+		return nil, errTooDeep()
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -80,30 +95,53 @@ func Normalize(v any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a value of type %T is not JSON-shaped: %w", v, err)
 	}
+	if shape(out, 0) == isTooDeep {
+		return nil, errTooDeep()
+	}
 	return out, nil
 }
 
-// shaped reports whether v needs no conversion to be JSON-shaped.
-func shaped(v any) bool {
+func errTooDeep() error {
+	return fmt.Errorf("%w: more than %d levels of arrays and objects", ErrTooDeep, MaxDepth)
+}
+
+// shapeKind is what shape finds of a value.
+type shapeKind uint8
+
+const (
+	isShaped  shapeKind = iota // JSON-shaped all the way down
+	isForeign                  // needs a conversion
+	isTooDeep                  // JSON-shaped, but deeper than MaxDepth
+)
+
+// shape tells whether v, found at depth levels of nesting, needs no
+// conversion to be JSON-shaped, and whether it nests too deep.
+func shape(v any, depth int) shapeKind {
 	switch c := v.(type) {
 	case nil, string, bool, json.Number, float64, int, int64:
-		return true
+		return isShaped
 	case map[string]any:
+		if depth++; depth > MaxDepth {
+			return isTooDeep
+		}
 		for _, x := range c {
-			if !shaped(x) {
-				return false
+			if k := shape(x, depth); k != isShaped {
+				return k
 			}
 		}
-		return true
+		return isShaped
 	case []any:
+		if depth++; depth > MaxDepth {
+			return isTooDeep
+		}
 		for _, x := range c {
-			if !shaped(x) {
-				return false
+			if k := shape(x, depth); k != isShaped {
+				return k
 			}
 		}
-		return true
+		return isShaped
 	}
-	return false
+	return isForeign
 }
 
 // Text is how a value reads as text, in a task's input or a prompt: a

@@ -103,18 +103,48 @@ func TestNormalize(t *testing.T) {
 		{"raw message", json.RawMessage(`{"k": [1]}`), map[string]any{"k": []any{json.Number("1")}}, ""},
 		{"channel", make(chan int), nil, "a value of type chan int is not JSON-shaped"},
 		{"NaN", map[string]any{"x": []any{point{}, math.NaN()}}, nil, "is not JSON-shaped"},
+		{"as deep as allowed", nest(jsonv.MaxDepth, nil), nest(jsonv.MaxDepth, nil), ""},
+		{"too deep", nest(jsonv.MaxDepth+1, nil), nil, "nested too deep: more than 1000 levels of arrays and objects"},
+		{"too deep in objects", nestObjects(jsonv.MaxDepth + 1), nil, "nested too deep"},
+		{"too deep once converted", nest(jsonv.MaxDepth, []int{1}), nil, "nested too deep"},
+		{"deep beside a foreign value", []any{point{}, nest(jsonv.MaxDepth, nil)}, nil, "nested too deep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := jsonv.Normalize(tt.in)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
+				if strings.Contains(tt.wantErr, "too deep") {
+					assert.ErrorIs(t, err, jsonv.ErrTooDeep)
+				}
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// nest wraps inner in depth arrays.
+func nest(depth int, inner any) any {
+	v := inner
+	if v == nil {
+		v = []any{}
+		depth--
+	}
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// nestObjects is depth objects, one in another.
+func nestObjects(depth int) any {
+	v := map[string]any{}
+	for range depth - 1 {
+		v = map[string]any{"k": v}
+	}
+	return v
 }
 
 // A JSON-shaped value is returned as it is: no copy.

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -49,8 +50,43 @@ func Compile(doc []byte) (*Schema, error) {
 	if err != nil {
 		return nil, &problemError{problems(err), err}
 	}
+	// The compiler compiles a definition only when a reference reaches it:
+	// compiling each one now refuses the references of those that none
+	// reaches, as it refuses the others.
+	for _, ptr := range definitions(v, "") {
+		if _, err := c.Compile(url + "#" + ptr); err != nil {
+			return nil, &problemError{problems(err), err}
+		}
+	}
 	return &Schema{s}, nil
 }
+
+// definitions returns the JSON pointers, below at, of the definitions
+// ("$defs", or "definitions" of the older drafts) of the schema v and of
+// its definitions, at any depth. Definitions inside other keywords are
+// compiled with the schema that holds them.
+func definitions(v any, at string) []string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, kw := range []string{"$defs", "definitions"} {
+		defs, ok := m[kw].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(defs)) {
+			ptr := at + "/" + kw + "/" + pointerEscaper.Replace(name)
+			out = append(out, ptr)
+			out = append(out, definitions(defs[name], ptr)...)
+		}
+	}
+	return out
+}
+
+// pointerEscaper escapes a key for a JSON pointer in a URL's fragment.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1", "%", "%25", "#", "%23", " ", "%20")
 
 // Validate checks v, a JSON-shaped value: what encoding/json decodes into
 // an any, numbers as json.Number or float64 (int and int64 do too). The

@@ -24,6 +24,11 @@ func TestCompileErrors(t *testing.T) {
 		{"external ref", `{"$ref": "https://example.com/schema.json"}`, `failing loading "https://example.com/schema.json": https://example.com/schema.json is outside the schema; a schema may not refer to other documents`},
 		{"relative ref", `{"type": "object", "$ref": "other.json"}`, `failing loading "mem:///other.json": mem:///other.json is outside the schema; a schema may not refer to other documents`},
 		{"file ref", `{"$ref": "file:///etc/passwd"}`, `file:///etc/passwd is outside the schema`},
+		{"external ref in a definition", `{"$defs": {"q": {"$ref": "file:///tmp/x"}}}`, `file:///tmp/x is outside the schema`},
+		{"external ref in an older draft's definition", `{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"q": {"$ref": "http://e.test/x"}}}`, `http://e.test/x is outside the schema`},
+		{"external ref under a definition's $id", `{"$schema": "http://json-schema.org/draft-04/schema#", "definitions": {"q": {"id": "http://e.test/q", "$ref": "z.json"}}}`, `mem:///z.json is outside the schema`},
+		{"external ref in a nested definition", `{"$defs": {"a b/c~%#": {"$defs": {"in": {"properties": {"x": {"$ref": "https://e.test/x"}}}}}}}`, `https://e.test/x is outside the schema`},
+		{"external dynamic ref", `{"$dynamicRef": "http://e.test/x"}`, `http://e.test/x is outside the schema`},
 		{"unknown draft", `{"$schema": "https://example.com/draft/99", "type": "object"}`, `https://example.com/draft/99 is outside the schema`},
 	}
 	for _, tt := range tests {
@@ -83,6 +88,15 @@ func TestValidate(t *testing.T) {
 }
 
 // A compiled schema is used by many goroutines at once.
+// Definitions that refer to each other, reached or not, compile.
+func TestCompileDefinitions(t *testing.T) {
+	s, err := schema.Compile([]byte(`{"$defs": {"name": {"type": "string"}, "names": {"type": "array", "items": {"$ref": "#/$defs/name"}},
+		"unused": {"$ref": "#/$defs/names"}, "a/b": {"$defs": {"c": {"$ref": "#/$defs/name"}}}}, "$ref": "#/$defs/names"}`))
+	require.NoError(t, err)
+	assert.NoError(t, s.Validate([]any{"x"}))
+	assert.EqualError(t, s.Validate([]any{1}), "at /0: got number, want string")
+}
+
 func TestValidateConcurrent(t *testing.T) {
 	s, err := schema.Compile(json.RawMessage(itemsSchema))
 	require.NoError(t, err)
