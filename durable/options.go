@@ -94,7 +94,8 @@ func WithInitialResults(outputs map[string]any) Option {
 // WithRunID names the run [Start] starts. A run of that id in the store
 // with the same plan, which does not replan, is continued: the initial
 // results it has done already are kept as they are. Default: a new id that
-// sorts by start time.
+// sorts by start time. The id must pass [runner.CheckRunID]: letters,
+// digits and . _ : -, at most [runner.MaxRunIDLength] bytes.
 func WithRunID(id string) Option {
 	return func(c *config) { c.runID = id }
 }

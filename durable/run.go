@@ -68,15 +68,21 @@ type Outcome struct {
 // plan the run adopts and each LLM exchange is durable before the run goes
 // on.
 //
-// The error says why the run could not start or go on: an invalid spec, a
-// plan that does not check (it matches [plan.ErrInvalid] and lists the
-// problems), a plan the critic refused ([executor.RefusedError]), the
-// planner's error (with its answer in the outcome's Planned), or ctx
-// ending the run. Failures of tasks are in the outcome.
+// The error says why the run could not start or go on: an invalid spec,
+// an invalid [WithRunID] (matching [runner.ErrInvalidRunID]), a plan that
+// does not check (it matches [plan.ErrInvalid] and lists the problems), a
+// plan the critic refused ([executor.RefusedError]), the planner's error
+// (with its answer in the outcome's Planned), or ctx ending the run.
+// Failures of tasks are in the outcome.
 func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outcome, error) {
 	c := newConfig(opts)
 	if err := spec.Check(); err != nil {
 		return nil, err
+	}
+	if c.runID != "" {
+		if err := runner.CheckRunID(c.runID); err != nil {
+			return nil, err
+		}
 	}
 	reg, err := c.resolve(ctx, spec.Catalog)
 	if err != nil {

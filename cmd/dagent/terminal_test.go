@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +62,17 @@ func TestTextOutputIsTerminalSafe(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	assert.Equal(t, "\x1b]0;pwned\a\x1b[2J", taskField(t, doc, "a", "output"), "JSON keeps the output exactly")
 	assert.Equal(t, "m\x1b]8;;http://evil\x1b\\link\u202e", doc["mission"], "JSON keeps the mission exactly")
+}
+
+func TestRunRefusesAnUnsafeRunID(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"registry.yaml": shRegistry, "plan.json": `{"tasks": [{"id": "a", "agent": "echo"}]}`})
+	planPath, reg, db := filepath.Join(dir, "plan.json"), filepath.Join(dir, "registry.yaml"), filepath.Join(dir, "j.db")
+	for _, id := range []string{"x\x1b]0;pwned\x07", "run\u202e1", "a b", strings.Repeat("a", 129)} {
+		code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--db", db, "--run-id", id)
+		assert.Equal(t, exitUsage, code, "%q", id)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "dagent: --run-id: invalid run id: ", "%q", id)
+		assert.NotContains(t, stderr, "\x1b")
+	}
+	assert.NoFileExists(t, db, "nothing was journaled")
 }
