@@ -205,7 +205,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	reg, err := loadRegistry(cmd, f.registry)
+	reg, digest, err := loadCatalog(cmd, f.registry)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	defer func() { err = closeLLM(cmd, l, err) }()
 	opts := []durable.Option{
 		durable.WithLLM(l.client),
-		durable.WithCatalog(func(context.Context, string) (*registry.Registry, error) { return reg, nil }),
+		durable.WithCatalog(func(context.Context, string) (*registry.Registry, string, error) { return reg, digest, nil }),
 	}
 	if f.reviews != "" {
 		decisions, err := readReviews(cmd, f.reviews)
