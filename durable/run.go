@@ -177,6 +177,8 @@ func continued(rec *store.Record, spec Spec, initial map[string]any) (map[string
 // is returned as the journal has it; nothing runs.
 //
 // A run waiting for review takes the decisions given with [WithReviews].
+// A catalog whose digest is not the one the run recorded when it started
+// is refused with [ErrCatalogChanged] before anything runs ([CatalogFunc]).
 func Resume(ctx context.Context, s store.Store, id string, opts ...Option) (*Outcome, error) {
 	r, err := Load(ctx, s, id)
 	if err != nil {
