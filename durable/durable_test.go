@@ -339,9 +339,9 @@ func TestReplayDiverges(t *testing.T) {
 	w := newWorkers()
 	require.NoError(t, reg.Register("wc", registry.Worker{Agent: w.agent(), Outputs: []string{"words", "task"}}))
 	catalog := func(reg *registry.Registry) durable.Option {
-		return durable.WithCatalog(func(_ context.Context, name string) (*registry.Registry, error) {
+		return durable.WithCatalog(func(_ context.Context, name string) (*registry.Registry, string, error) {
 			assert.Equal(t, "words.yaml", name)
-			return reg, nil
+			return reg, "", nil
 		})
 	}
 	spec := durable.Spec{Plan: mustPlan(t, chain), Catalog: "words.yaml"}
@@ -436,7 +436,7 @@ func TestReplayAnswersTools(t *testing.T) {
 	calls := 0
 	require.NoError(t, reg.RegisterTool("lookup", registry.Tool{Description: "Looks a fact up",
 		Run: func(context.Context, json.RawMessage) (string, error) { calls++; return "Paris", nil }}))
-	catalog := durable.WithCatalog(func(context.Context, string) (*registry.Registry, error) { return reg, nil })
+	catalog := durable.WithCatalog(func(context.Context, string) (*registry.Registry, string, error) { return reg, "", nil })
 	model := durable.WithLLM(func(string, bool) (llm.Client, error) { return toolModel{}, nil })
 	p := mustPlan(t, `{"agents": {"researcher": {"prompt": "You look facts up.", "tools": ["lookup"]}},
 		"tasks": [{"id": "ask", "agent": "researcher", "input": "What is the capital of France?"}]}`)

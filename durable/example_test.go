@@ -2,7 +2,10 @@ package durable_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 )
@@ -184,4 +188,39 @@ func ExampleRun_Resume() {
 	// Output:
 	// waiting waiting
 	// completed
+}
+
+// A catalog resolver gives each catalog's digest; a run resumed on a
+// catalog that changed since it started is refused before anything runs.
+func ExampleWithCatalog() {
+	s, done := journal()
+	defer done()
+	catalogs := map[string]string{"tools.yaml": "v1"} // name → content
+	resolve := durable.WithCatalog(func(_ context.Context, name string) (*registry.Registry, string, error) {
+		reg := registry.New()
+		if err := reg.Register("upper", registry.Worker{Agent: upper}); err != nil {
+			return nil, "", err
+		}
+		sum := sha256.Sum256([]byte(catalogs[name]))
+		return reg, "sha256:" + hex.EncodeToString(sum[:4]), nil
+	})
+	p, _ := plan.Parse([]byte(`{"tasks": [
+		{"id": "draft", "agent": "upper", "input": "hello"},
+		{"id": "approve", "type": "human_review", "input": "Send it?", "depends_on": ["draft"]}]}`))
+	ctx := context.Background()
+	out, err := durable.Start(ctx, s, durable.Spec{Plan: p, Catalog: "tools.yaml"}, resolve, durable.WithRunID("r5"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Status)
+
+	catalogs["tools.yaml"] = "v2"
+	_, err = durable.Resume(ctx, s, "r5", resolve, durable.WithReviews(map[string]runner.Decision{"approve": {Approved: true}}))
+	fmt.Println(errors.Is(err, durable.ErrCatalogChanged))
+	fmt.Println(err)
+	// Output:
+	// waiting
+	// true
+	// catalog tools.yaml changed since run r5 started: its digest is sha256:fb04dcb6, it was sha256:3bfc2695
 }

@@ -23,8 +23,18 @@ var ErrNoLLM = errors.New("the run needs an LLM and has none")
 type ClientFunc func(model string, modelNeeded bool) (llm.Client, error)
 
 // CatalogFunc resolves a spec's catalog name ([Spec.Catalog], never empty
-// here) into the registry the run's plan is checked against and runs on.
-type CatalogFunc func(ctx context.Context, name string) (*registry.Registry, error)
+// here) into the registry the run's plan is checked against and runs on,
+// and the catalog's digest: a fingerprint of its content, such as
+// "sha256:" and the SHA-256 of a registry file's bytes in hex.
+//
+// The name is kept in the journal, which is data and may be edited; the
+// digest is how a run knows that it resumes on the catalog it started on.
+// [Start] records the digest in the run's spec ([Spec.CatalogDigest]), and
+// [Resume] and [Replay] refuse a catalog whose digest is another, or a run
+// that recorded none, with [ErrCatalogChanged]. An empty digest is neither
+// recorded nor compared: return one for a catalog that has no fingerprint,
+// or that the user named for this resume or replay and so vouches for.
+type CatalogFunc func(ctx context.Context, name string) (reg *registry.Registry, digest string, err error)
 
 // Option configures [Start], [Resume] and [Replay].
 type Option func(*config)
@@ -94,7 +104,8 @@ func WithInitialResults(outputs map[string]any) Option {
 // WithRunID names the run [Start] starts. A run of that id in the store
 // with the same plan, which does not replan, is continued: the initial
 // results it has done already are kept as they are. Default: a new id that
-// sorts by start time.
+// sorts by start time. The id must pass [runner.CheckRunID]: letters,
+// digits and . _ : -, at most [runner.MaxRunIDLength] bytes.
 func WithRunID(id string) Option {
 	return func(c *config) { c.runID = id }
 }

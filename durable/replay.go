@@ -60,14 +60,14 @@ type Report struct {
 // or output, or a repair plan differs from the journal's. For a run that
 // did not finish, only the tasks it committed are compared. The error is
 // for a replay that could not start: the run is not in s, its catalog
-// cannot be resolved.
+// cannot be resolved or is not the one it started on ([ErrCatalogChanged]).
 func Replay(ctx context.Context, s store.Store, id string, opts ...Option) (*Report, error) {
 	c := newConfig(opts)
 	r, err := Load(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := c.resolve(ctx, r.Spec.Catalog)
+	reg, err := c.resolve(ctx, &r.Spec, r.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,34 @@ var (
 	// ErrNotResumable: the run cannot go on as asked, such as a review
 	// decision for a task that is not a human review of the run.
 	ErrNotResumable = errors.New("the run cannot be resumed so")
+	// ErrCatalogChanged: the catalog a run resumes or replays on is not
+	// the one it started on, as the digests of [CatalogFunc] tell; the
+	// error is a *[CatalogChangedError] when both digests are known.
+	ErrCatalogChanged = errors.New("the catalog changed since the run started")
 )
+
+// CatalogChangedError is the error of [Resume] and [Replay] when the
+// digest of the run's catalog is not the one the run recorded when it
+// started ([Spec.CatalogDigest]): the catalog was edited since, or the
+// journal names another one. A run of a spec that names a digest starts
+// with this error too when the catalog has another. It matches
+// [ErrCatalogChanged].
+type CatalogChangedError struct {
+	Name     string // the catalog's name, [Spec.Catalog]
+	RunID    string // the run; empty for a run that starts
+	Recorded string // the digest the run recorded
+	Found    string // the digest of the catalog now
+}
+
+func (e *CatalogChangedError) Error() string {
+	who := "run " + e.RunID
+	if e.RunID == "" {
+		who = "the run"
+	}
+	return fmt.Sprintf("catalog %s changed since %s started: its digest is %s, it was %s", e.Name, who, e.Found, e.Recorded)
+}
+
+func (e *CatalogChangedError) Is(target error) bool { return target == ErrCatalogChanged }
 
 // Outcome is how a run ended.
 type Outcome struct {
@@ -68,17 +95,23 @@ type Outcome struct {
 // plan the run adopts and each LLM exchange is durable before the run goes
 // on.
 //
-// The error says why the run could not start or go on: an invalid spec, a
-// plan that does not check (it matches [plan.ErrInvalid] and lists the
-// problems), a plan the critic refused ([executor.RefusedError]), the
-// planner's error (with its answer in the outcome's Planned), or ctx
-// ending the run. Failures of tasks are in the outcome.
+// The error says why the run could not start or go on: an invalid spec,
+// an invalid [WithRunID] (matching [runner.ErrInvalidRunID]), a plan that
+// does not check (it matches [plan.ErrInvalid] and lists the problems), a
+// plan the critic refused ([executor.RefusedError]), the planner's error
+// (with its answer in the outcome's Planned), or ctx ending the run.
+// Failures of tasks are in the outcome.
 func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outcome, error) {
 	c := newConfig(opts)
 	if err := spec.Check(); err != nil {
 		return nil, err
 	}
-	reg, err := c.resolve(ctx, spec.Catalog)
+	if c.runID != "" {
+		if err := runner.CheckRunID(c.runID); err != nil {
+			return nil, err
+		}
+	}
+	reg, err := c.resolve(ctx, &spec, "")
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +177,8 @@ func continued(rec *store.Record, spec Spec, initial map[string]any) (map[string
 // is returned as the journal has it; nothing runs.
 //
 // A run waiting for review takes the decisions given with [WithReviews].
+// A catalog whose digest is not the one the run recorded when it started
+// is refused with [ErrCatalogChanged] before anything runs ([CatalogFunc]).
 func Resume(ctx context.Context, s store.Store, id string, opts ...Option) (*Outcome, error) {
 	r, err := Load(ctx, s, id)
 	if err != nil {
@@ -165,7 +200,7 @@ func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outco
 	if r.Status == StatusCompleted {
 		return r.outcome()
 	}
-	reg, err := c.resolve(ctx, r.Spec.Catalog)
+	reg, err := c.resolve(ctx, &r.Spec, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -180,17 +215,31 @@ func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outco
 }
 
 // resolve returns the registry the run's plans are checked against and
-// run on: the catalog named name (none for an empty name), with the Go
-// workers of [WithAgent] ahead of its workers.
-func (c *config) resolve(ctx context.Context, name string) (*registry.Registry, error) {
+// run on: the catalog spec names (none for an empty name), with the Go
+// workers of [WithAgent] ahead of its workers. A run that starts (runID
+// empty) records the catalog's digest in spec; the run runID, journaled,
+// must find the digest it recorded.
+func (c *config) resolve(ctx context.Context, spec *Spec, runID string) (*registry.Registry, error) {
 	var catalog *registry.Registry
-	if name != "" {
+	if name := spec.Catalog; name != "" {
 		if c.catalog == nil {
 			return nil, fmt.Errorf("the run's catalog is %q, and no catalog resolver was given to resolve it", name)
 		}
-		var err error
-		if catalog, err = c.catalog(ctx, name); err != nil {
+		var (
+			digest string
+			err    error
+		)
+		if catalog, digest, err = c.catalog(ctx, name); err != nil {
 			return nil, err
+		}
+		switch {
+		case digest == "":
+		case runID == "" && spec.CatalogDigest == "":
+			spec.CatalogDigest = digest
+		case spec.CatalogDigest == "":
+			return nil, fmt.Errorf("%w: run %s recorded no digest of its catalog %s, so that the catalog cannot be told to be the one it started on", ErrCatalogChanged, runID, name)
+		case digest != spec.CatalogDigest:
+			return nil, &CatalogChangedError{Name: name, RunID: runID, Recorded: spec.CatalogDigest, Found: digest}
 		}
 	}
 	if len(c.agents) == 0 {

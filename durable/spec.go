@@ -43,6 +43,10 @@ type Spec struct {
 	// keeps the name, never the catalog: a host resolves it when the run
 	// starts or resumes ([WithCatalog]). Empty: no catalog.
 	Catalog string
+	// CatalogDigest is the digest of the catalog the run started on, as
+	// its [CatalogFunc] gave it: [Start] records it, and [Resume] and
+	// [Replay] refuse a catalog of another digest. Empty: none recorded.
+	CatalogDigest string
 	// Dir is the working directory the run started in, for a host whose
 	// workers depend on it.
 	Dir string
@@ -149,6 +153,7 @@ type specDoc struct {
 	Plan    json.RawMessage `json:"plan"`
 	Mission string          `json:"mission,omitempty"`
 	Catalog string          `json:"catalog,omitempty"`
+	Digest  string          `json:"catalog_digest,omitempty"`
 	Dir     string          `json:"dir,omitempty"`
 	Runner  runnerDoc       `json:"runner"`
 	Replan  *replanDoc      `json:"replan"`
@@ -203,17 +208,18 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 // MarshalJSON writes s as a versioned document:
 //
 //	{"version": 1, "plan": the canonical plan or null, "mission",
-//	 "catalog", "dir",
+//	 "catalog", "catalog_digest", "dir",
 //	 "runner": {"concurrency", "schedule": "phased" or "eager", "task_timeout"},
 //	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown"},
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
 //	 "llm": {"model", "brief", "max_corrections"}}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
-// "dir", "model" and "brief" are left out when empty.
+// "catalog_digest", "dir", "model" and "brief" are left out when empty,
+// so that a document without one reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
-		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Dir: s.Dir,
+		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
 		LLM:    llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections},
@@ -255,7 +261,7 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	if err := strict(data, &doc); err != nil {
 		return fmt.Errorf("spec: %w", err)
 	}
-	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, Dir: doc.Dir,
+	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, CatalogDigest: doc.Digest, Dir: doc.Dir,
 		Runner: RunnerSpec{Concurrency: doc.Runner.Concurrency, TaskTimeout: time.Duration(doc.Runner.TaskTimeout)},
 		Budget: executor.Budget{MaxTokens: doc.Budget.MaxTokens, MaxCalls: doc.Budget.MaxCalls, MaxDuration: time.Duration(doc.Budget.Deadline)},
 		LLM:    LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections},

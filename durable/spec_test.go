@@ -23,10 +23,11 @@ func fullSpec(t *testing.T) durable.Spec {
 	require.NoError(t, err)
 	return durable.Spec{
 		Plan: p, Mission: "check the repository", Catalog: "/srv/registry.yaml", Dir: "/srv",
-		Runner: durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
-		Replan: &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
-		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
-		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
+		CatalogDigest: "sha256:6d1c8f0e3b7a9d2c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5",
+		Runner:        durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
+		Replan:        &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
+		Budget:        executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
+		LLM:           durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
 	}
 }
 
@@ -47,6 +48,7 @@ func TestSpecJSON(t *testing.T) {
 	assert.Equal(t, spec.Replan, back.Replan)
 	assert.Equal(t, spec.Budget, back.Budget)
 	assert.Equal(t, spec.LLM, back.LLM)
+	assert.Equal(t, spec.CatalogDigest, back.CatalogDigest)
 	require.NotNil(t, back.Plan)
 	assert.Len(t, back.Plan.Tasks, 2)
 }

@@ -68,7 +68,8 @@ type Result struct {
 // Execute runs p for mission to the end. A plan the critic finds critical
 // issues in is refused with a *[RefusedError] before anything runs; runner
 // setup errors (an invalid predicate, an agent that cannot run) are
-// returned as they are. Everything else — failures, halts, budgets (the
+// returned as they are, as is an invalid [WithRunID] (matching
+// [runner.ErrInvalidRunID]). Everything else — failures, halts, budgets (the
 // wall time included), a journal that failed — is in the result; an error
 // beside it says ctx ended the execution, or an observer panicked.
 func Execute(ctx context.Context, p *plan.Plan, mission string, opts ...Option) (*Result, error) {
@@ -86,6 +87,11 @@ func ExecuteDAG(ctx context.Context, d *plan.DAG, mission string, opts ...Option
 
 // execute runs the plan first checks to the end.
 func execute(ctx context.Context, mission string, c config, first func(*execution) (*plan.DAG, critic.Report)) (*Result, error) {
+	if c.runID != "" {
+		if err := runner.CheckRunID(c.runID); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	parent := ctx
 	if c.budget.MaxDuration > 0 {

@@ -589,3 +589,13 @@ func TestExecuteSharesPredicates(t *testing.T) {
 	require.ErrorAs(t, err, &refused, "the critic compiles with the set's options")
 	assert.Equal(t, critic.CheckInvalidPredicate, refused.Report.Issues[0].Check)
 }
+
+func TestExecuteRefusesAnUnsafeRunID(t *testing.T) {
+	p := mustPlan(t, `{"tasks": [{"id": "a", "input": "A"}]}`)
+	w := newWorkers()
+	for _, id := range []string{"x\x1b[2J", strings.Repeat("a", runner.MaxRunIDLength+1)} {
+		_, err := executor.Execute(context.Background(), p, mission, w.options(executor.WithReplanner(newReplanner()), executor.WithRunID(id))...)
+		assert.ErrorIs(t, err, runner.ErrInvalidRunID, "%q", id)
+	}
+	assert.Empty(t, w.counts(), "nothing ran")
+}

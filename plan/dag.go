@@ -95,7 +95,7 @@ func (p *Plan) DAG(opts ...Option) (*DAG, error) {
 			}
 		}
 	}
-	d, sound := build(p, r)
+	d, sound := build(p, &c, r)
 	for i := range p.Tasks {
 		if s := validateTask(p, i, &c, r); s != nil {
 			if d.schemas == nil {
@@ -115,14 +115,14 @@ func (p *Plan) DAG(opts ...Option) (*DAG, error) {
 
 // build checks ids and dependencies, finds cycles and, when the structure
 // is sound, settles levels, phases, order and sinks.
-func build(p *Plan, r *report) (d *DAG, sound bool) {
+func build(p *Plan, c *config, r *report) (d *DAG, sound bool) {
 	n := len(p.Tasks)
 	d = &DAG{plan: p, index: make(map[string]int, n), nodes: make([]taskNode, n)}
 	sound = true
 	for i := range p.Tasks {
 		d.nodes[i].id = int64(i)
 		id := p.Tasks[i].ID
-		if msg := badID(id); msg != "" {
+		if msg := badID(id, c.limits.MaxIDBytes); msg != "" {
 			r.add(i, CodeInvalidID, "id", msg)
 			sound = false
 		}

@@ -12,6 +12,9 @@ type Limits struct {
 	MaxInputBytes int
 	// MaxRetries bounds one task's max_retries. Default 100.
 	MaxRetries int
+	// MaxIDBytes bounds a task id, in bytes: ids are keys, file names
+	// and lines of reports. Default 128.
+	MaxIDBytes int
 }
 
 // DefaultLimits returns the limits [Parse] and [Plan.Validate] apply unless told
@@ -22,6 +25,7 @@ func DefaultLimits() Limits {
 		MaxTasks:      10_000,
 		MaxInputBytes: 1 << 20,
 		MaxRetries:    100,
+		MaxIDBytes:    128,
 	}
 }
 
@@ -37,6 +41,7 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.MaxTasks, d.MaxTasks)
 	fill(&l.MaxInputBytes, d.MaxInputBytes)
 	fill(&l.MaxRetries, d.MaxRetries)
+	fill(&l.MaxIDBytes, d.MaxIDBytes)
 	return l
 }
 

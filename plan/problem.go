@@ -43,7 +43,10 @@ const (
 const (
 	// CodeEmptyPlan: the plan has no tasks.
 	CodeEmptyPlan Code = "empty_plan"
-	// CodeInvalidID: a task id is empty or holds control characters.
+	// CodeInvalidID: a task id is empty, too long, not valid UTF-8, has
+	// leading or trailing space, or holds control characters, format
+	// characters (bidirectional overrides, zero-width characters) or line
+	// or paragraph separators.
 	CodeInvalidID Code = "invalid_id"
 	// CodeDuplicateID: two tasks share an id.
 	CodeDuplicateID Code = "duplicate_id"

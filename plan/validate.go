@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	jschema "github.com/dagent-dev/dagent/internal/schema"
 )
@@ -106,17 +107,36 @@ func badObject(raw []byte) string {
 	return ""
 }
 
-// badID says what is wrong with an id, or returns "".
-func badID(id string) string {
+// badID says what is wrong with an id, or returns "". Ids are printed in
+// terminals, reports and logs, and read by people deciding what ran: an id
+// must show what it is, so it holds no control characters, no format
+// characters (bidirectional overrides that reorder what is shown,
+// zero-width characters that make two ids look alike) and no line or
+// paragraph separators; max bounds its length in bytes (negative: no
+// bound).
+func badID(id string, max int) string {
 	switch {
 	case id == "":
 		return "the task has an empty id"
+	case exceeds(len(id), max):
+		return fmt.Sprintf("id is %d bytes, over the limit of %d", len(id), max)
+	case !utf8.ValidString(id):
+		return fmt.Sprintf("id %q is not valid UTF-8", id)
 	case strings.TrimSpace(id) != id:
 		return fmt.Sprintf("id %q has leading or trailing space", id)
 	case strings.IndexFunc(id, unicode.IsControl) >= 0:
 		return fmt.Sprintf("id %q holds control characters", id)
+	case strings.IndexFunc(id, invisible) >= 0:
+		return fmt.Sprintf("id %q holds bidirectional, zero-width or other invisible formatting characters; use letters, digits, _ and -", id)
 	}
 	return ""
+}
+
+// invisible reports whether r is a format character or a line or
+// paragraph separator: it changes how text around it shows, or shows
+// nothing.
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // suggest names the task a reference most likely meant when it differs only

@@ -89,6 +89,55 @@ func TestValidate(t *testing.T) {
 			plan: vtPlan(vtTask("a\tb")),
 			want: []vtProblem{{plan.CodeInvalidID, "a\tb", "id", `id "a\tb" holds control characters`}},
 		},
+		{
+			name: "id with an escape sequence",
+			plan: vtPlan(vtTask("a\x1b]0;pwned\x07")),
+			want: []vtProblem{{plan.CodeInvalidID, "a\x1b]0;pwned\x07", "id", `id "a\x1b]0;pwned\a" holds control characters`}},
+		},
+		{
+			name: "id with a right-to-left override",
+			plan: vtPlan(vtTask("report\u202etxt.exe")),
+			want: []vtProblem{{plan.CodeInvalidID, "report\u202etxt.exe", "id", `id "report\u202etxt.exe" holds bidirectional, zero-width or other invisible formatting characters; use letters, digits, _ and -`}},
+		},
+		{
+			name: "id with a zero-width space",
+			plan: vtPlan(vtTask("fetch\u200b"), vtTask("fetch")),
+			want: []vtProblem{{plan.CodeInvalidID, "fetch\u200b", "id", `id "fetch\u200b" holds bidirectional, zero-width or other invisible formatting characters; use letters, digits, _ and -`}},
+		},
+		{
+			name: "id with a line separator",
+			plan: vtPlan(vtTask("a\u2028b")),
+			want: []vtProblem{{plan.CodeInvalidID, "a\u2028b", "id", `id "a\u2028b" holds bidirectional, zero-width or other invisible formatting characters; use letters, digits, _ and -`}},
+		},
+		{
+			name: "id not UTF-8",
+			plan: vtPlan(vtTask("a\xffb")),
+			want: []vtProblem{{plan.CodeInvalidID, "a\xffb", "id", `id "a\xffb" is not valid UTF-8`}},
+		},
+		{
+			name: "id at the length limit",
+			plan: vtPlan(vtTask(strings.Repeat("é", 64))),
+		},
+		{
+			name: "id over the length limit",
+			plan: vtPlan(vtTask(strings.Repeat("a", 129))),
+			want: []vtProblem{{plan.CodeInvalidID, strings.Repeat("a", 129), "id", "id is 129 bytes, over the limit of 128"}},
+		},
+		{
+			name: "id over a set length limit",
+			plan: vtPlan(vtTask("abcd")),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxIDBytes: 3})},
+			want: []vtProblem{{plan.CodeInvalidID, "abcd", "id", "id is 4 bytes, over the limit of 3"}},
+		},
+		{
+			name: "id length without a limit",
+			plan: vtPlan(vtTask(strings.Repeat("a", 1000))),
+			opts: []plan.Option{plan.WithLimits(plan.Limits{MaxIDBytes: -1})},
+		},
+		{
+			name: "ids of other scripts",
+			plan: vtPlan(vtTask("récupérer_数据-1"), vtTask("تحقق", "récupérer_数据-1")),
+		},
 
 		// duplicate_id
 		{
@@ -609,7 +658,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateDefaultMaxTasks(t *testing.T) {
-	assert.Equal(t, plan.Limits{MaxPlanBytes: 64 << 20, MaxTasks: 10_000, MaxInputBytes: 1 << 20, MaxRetries: 100}, plan.DefaultLimits())
+	assert.Equal(t, plan.Limits{MaxPlanBytes: 64 << 20, MaxTasks: 10_000, MaxInputBytes: 1 << 20, MaxRetries: 100, MaxIDBytes: 128}, plan.DefaultLimits())
 	tasks := make([]plan.Task, 10_001)
 	for i := range tasks {
 		tasks[i] = plan.NewTask("t"+strconv.Itoa(i), "x")

@@ -120,7 +120,10 @@ func WithPredicates(s *verify.Set) RunOption {
 }
 
 // WithRunID names the run; the id is part of each request's idempotency
-// key, so a resumed run must keep it. Default: a random id.
+// key, so a resumed run must keep it. Default: a random id. An id that
+// holds a character outside A-Z, a-z, 0-9, '.', '_', ':' and '-' is an
+// error of Run matching [ErrInvalidOption] and [ErrInvalidRunID]; a host
+// bounds the length of the ids it is given with [CheckRunID].
 func WithRunID(id string) RunOption {
 	return func(c *runConfig) { c.id = id }
 }

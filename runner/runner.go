@@ -188,6 +188,11 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 	if rn.taskTimeout <= 0 {
 		return nil, fmt.Errorf("%w: task timeout %s; it must be positive", ErrInvalidOption, rn.taskTimeout)
 	}
+	if rc.id != "" {
+		if err := checkRunIDChars(rc.id); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -79,7 +78,8 @@ func WithFullSync() Option {
 }
 
 // Open opens the [SQLite] store at path, creating the file and its parent
-// directory if need be, and brings its schema up to date. A database
+// directory if need be — private to their owner, 0600 and 0700 — and
+// brings its schema up to date. A database
 // written by a newer dagent is refused with [ErrSchemaTooNew].
 func Open(path string, opts ...Option) (*SQLite, error) {
 	o := options{busy: DefaultBusyTimeout}
@@ -96,7 +96,7 @@ func Open(path string, opts ...Option) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	if err := createPrivate(abs); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	syncMode := "NORMAL"

@@ -346,7 +346,13 @@ func TestResumeAfterACrash(t *testing.T) {
 	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+running, or in flight when the process died; a resume runs it again`, stdout)
 	assert.Regexp(t, `(?m)^c\s+pending`, stdout)
 
-	code, doc, stderr := resumeJSON(t, id, "--db", db)
+	// A run journaled before registry digests cannot tell its registry
+	// from another: the resume runs on the one the user names.
+	code, _, stderr = resumeJSON(t, id, "--db", db)
+	require.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "run crashed-run recorded no digest of its catalog "+reg)
+	assert.Contains(t, stderr, "resume on it with --registry FILE")
+	code, doc, stderr := resumeJSON(t, id, "--db", db, "--registry", reg)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, map[string]any{"task": "a", "v": "1"}, taskField(t, doc, "a", "output"), "the journaled output")
 	assert.Equal(t, 0.0, taskField(t, doc, "a", "attempts"))
@@ -389,16 +395,20 @@ func TestReplay(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "llm       1 exchange recorded")
 
-	// The worker now says 4. A replay does not run it: its answer comes
+	// The worker now says 4: the registry changed since the run, and is
+	// refused unless named. A replay does not run it: its answer comes
 	// from the journal.
 	require.NoError(t, os.WriteFile(reg, []byte(strings.ReplaceAll(shRegistry, `\"n\": 3`, `\"n\": 4`)), 0o600))
-	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db)
+	code, _, stderr = dagent(t, "", "replay", id, "--db", db)
+	require.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "registry "+reg+" changed since run "+id+" started")
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--registry", reg)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "replay of run "+id+": identical (completed, 1 LLM exchange replayed)\n", stdout)
 
 	// Run for real, its output differs, and so does the request the poet
 	// sends, which was never recorded.
-	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--rerun-workers")
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--registry", reg, "--rerun-workers")
 	require.Equal(t, exitInvalid, code, stderr)
 	assert.Contains(t, stdout, "replay of run "+id+" diverged (4 differences, 1 worker or tool call re-executed):\n")
 	assert.Regexp(t, `  - a request that was not recorded \(key [0-9a-f]{12}\): last user message "## Task Write about`, stdout)
@@ -406,7 +416,7 @@ func TestReplay(t *testing.T) {
 	assert.Contains(t, stdout, "  - task poem is failed; it was done")
 	assert.Contains(t, stdout, "  - the run failed; it was completed")
 
-	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--format", "json", "--rerun-workers")
+	code, stdout, stderr = dagent(t, "", "replay", id, "--db", db, "--registry", reg, "--format", "json", "--rerun-workers")
 	require.Equal(t, exitInvalid, code, stderr)
 	var replay map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &replay))

@@ -103,16 +103,23 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 
 	// The working directory is the repository's root in CI.
 	root, _ := os.Getwd()
+	// The text report makes its text visible itself, around its colours,
+	// which must reach a terminal as they are.
+	out := cmd.OutOrStdout()
+	colour := format == report.Text && useColor(unwrap(out))
+	if colour {
+		out = unwrap(out)
+	}
 	var buf bytes.Buffer
 	err = report.Write(&buf, format, files, report.Options{
-		Colour: useColor(cmd.OutOrStdout()),
+		Colour: colour,
 		Root:   root,
 		Tool:   report.Tool{Version: buildVersion()},
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := cmd.OutOrStdout().Write(buf.Bytes()); err != nil {
+	if _, err := out.Write(buf.Bytes()); err != nil {
 		return err
 	}
 	if failOn == "" {
@@ -205,4 +212,12 @@ func useColor(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// unwrap is the writer under w, a [prose.Writer], or w.
+func unwrap(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
 }

@@ -94,21 +94,49 @@ func catalog(reg *registry.Registry) []plan.Option {
 // loadRegistry loads the registry file at path; no path, no registry. An
 // invalid registry is reported on stderr and exits like an invalid plan.
 func loadRegistry(cmd *cobra.Command, path string) (*registry.Registry, error) {
-	if path == "" {
-		return nil, nil
-	}
-	reg, err := regfile.Load(path)
-	if errors.Is(err, regfile.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return nil, exitCode(exitInvalid)
-	}
+	reg, _, err := loadCatalog(cmd, path)
 	return reg, err
 }
 
-// registryFile resolves a journaled run's catalog: the registry file it
-// names.
-func registryFile(cmd *cobra.Command) durable.CatalogFunc {
-	return func(_ context.Context, path string) (*registry.Registry, error) { return loadRegistry(cmd, path) }
+// loadCatalog is loadRegistry, and returns the digest of the file too.
+func loadCatalog(cmd *cobra.Command, path string) (*registry.Registry, string, error) {
+	if path == "" {
+		return nil, "", nil
+	}
+	reg, digest, err := regfile.LoadDigest(path)
+	if errors.Is(err, regfile.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(cmd.ErrOrStderr(), err)
+		return nil, "", exitCode(exitInvalid)
+	}
+	return reg, digest, err
+}
+
+// registryFile resolves a journaled run's catalog: the registry file the
+// journal names, whose digest the run compares with the one it recorded
+// when it started, or the file named, which the user named with
+// --registry and so vouches for.
+func registryFile(cmd *cobra.Command, named string) durable.CatalogFunc {
+	return func(_ context.Context, path string) (*registry.Registry, string, error) {
+		if named != "" {
+			reg, err := loadRegistry(cmd, named)
+			return reg, "", err
+		}
+		return loadCatalog(cmd, path)
+	}
+}
+
+// registryChanged explains a run refused because its registry file is not
+// the one it started on, and how to verb it on the file as it is now.
+func registryChanged(err error, verb string) error {
+	var changed *durable.CatalogChangedError
+	switch {
+	case errors.As(err, &changed):
+		return fmt.Errorf("registry %s changed since run %s started (its digest is %s, it was %s): if its workers are ones to trust, %s on it as it is now with --registry %s",
+			changed.Name, changed.RunID, changed.Found, changed.Recorded, verb, changed.Name)
+	case errors.Is(err, durable.ErrCatalogChanged):
+		return fmt.Errorf("%w; if the registry is one to trust, %s on it with --registry FILE", err, verb)
+	}
+	return err
 }
 
 // read reads the file at path, or stdin for "-"; what names the file in

@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
@@ -94,7 +95,18 @@ func main() {
 }
 
 // run executes the command line and returns the exit code.
+//
+// Everything the commands print goes through a [prose.Writer]: the text
+// of plans, models, workers and journals is untrusted, and must not act on
+// the terminal. JSON keeps its values: the escapes are JSON's.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out, errOut := prose.NewWriter(stdout), prose.NewWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	return execute(args, stdin, out, errOut)
+}
+
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()

@@ -12,9 +12,10 @@ import (
 
 func newReplay() *cobra.Command {
 	var (
-		db     dbFlags
-		format string
-		rerun  bool
+		db      dbFlags
+		format  string
+		rerun   bool
+		regPath string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay RUN",
@@ -28,6 +29,10 @@ outputs the run started with (--initial-results) are given again, and the
 replay is not journaled. What runs again is the orchestration: scheduling,
 preconditions, predicates, failure policies, the planner's decisions and
 the repairs of a run that replans.
+
+The registry is the file the run started with, refused if it changed
+since (the journal records its SHA-256); --registry FILE replays on the
+file you name.
 
 --rerun-workers runs the registry's workers and tools for real instead, as
 the run did (a side effect happens again; the requests carry the run's
@@ -47,12 +52,13 @@ listed), 2 usage or input error. --format json prints {"run_id",
   dagent replay 20250101T120000-1a2b3c4d --rerun-workers --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return replayRun(cmd, args[0], db, format, rerun)
+			return replayRun(cmd, args[0], db, format, rerun, regPath)
 		},
 	}
 	db.register(cmd, false)
 	formatFlag(cmd, &format)
 	cmd.Flags().BoolVar(&rerun, "rerun-workers", false, "run the registry's workers and tools for real instead of answering them from the journal")
+	cmd.Flags().StringVar(&regPath, "registry", "", "registry `FILE` to replay on, instead of the one the run started with (which must not have changed since)")
 	return cmd
 }
 
@@ -65,19 +71,19 @@ type jsonReplay struct {
 	WorkersRerun   int      `json:"workers_rerun"`
 }
 
-func replayRun(cmd *cobra.Command, id string, db dbFlags, format string, rerun bool) error {
+func replayRun(cmd *cobra.Command, id string, db dbFlags, format string, rerun bool, regPath string) error {
 	s, err := openExisting(db)
 	if err != nil {
 		return err
 	}
 	defer closeStore(cmd, s)
-	opts := []durable.Option{durable.WithCatalog(registryFile(cmd))}
+	opts := []durable.Option{durable.WithCatalog(registryFile(cmd, regPath))}
 	if rerun {
 		opts = append(opts, durable.WithRerunWorkers())
 	}
 	rep, err := durable.Replay(cmd.Context(), s, id, opts...)
 	if err != nil {
-		return notFound(id, err)
+		return registryChanged(notFound(id, err), "replay")
 	}
 	doc := jsonReplay{RunID: rep.RunID, Identical: rep.Identical, Status: cmp.Or(string(rep.Status), "not run"),
 		RecordedStatus: string(rep.RecordedStatus), Differences: append([]string{}, rep.Differences...), WorkersRerun: rep.WorkersRerun}

@@ -12,11 +12,12 @@ import (
 )
 
 type resumeFlags struct {
-	db      dbFlags
-	format  string
-	review  []string
-	reviews string
-	model   string
+	db       dbFlags
+	format   string
+	review   []string
+	reviews  string
+	model    string
+	registry string
 }
 
 func newResume() *cobra.Command {
@@ -29,7 +30,9 @@ died (kill -9, a crash, a reboot), a run interrupted with Ctrl-C, a run
 that failed, or a run that waits for human review.
 
 The run goes on under its id, with the plan and the options it was started
-with (registry, concurrency, schedule, timeout, model, budgets). Every task
+with (registry, concurrency, schedule, timeout, model, budgets). The journal
+records the registry file's SHA-256 when the run starts, and a registry that
+changed since is refused: --registry FILE resumes on the file you name. Every task
 the journal holds as done keeps its output and never runs again; every
 other task runs: those that had not started, those that failed or were
 skipped, and the task that was in flight when the process died — which may
@@ -61,6 +64,7 @@ failed, 2 usage or input error, 3 waiting for review, 4 replan required.`,
 	fl.StringArrayVar(&f.review, "review", nil, "decision of a review, `ID=approve` or ID=reject (repeatable)")
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.model, "model", "", "model for the run's LLM agents (default the model the run started with, else $DAGENT_MODEL)")
+	fl.StringVar(&f.registry, "registry", "", "registry `FILE` to resume on, instead of the one the run started with (which must not have changed since)")
 	return cmd
 }
 
@@ -78,6 +82,9 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	if err != nil {
 		return notFound(id, err)
 	}
+	if rf.registry != "" && r.Spec.Catalog == "" {
+		return fmt.Errorf("run %s started without a registry; --registry cannot give it one", r.ID)
+	}
 	if wd, err := os.Getwd(); err == nil && r.Spec.Dir != "" && wd != r.Spec.Dir && r.Status != durable.StatusCompleted {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: note: run %s started in %s; its workers now run in %s\n", r.ID, r.Spec.Dir, wd)
 	}
@@ -87,11 +94,11 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	out, err := r.Resume(ctx, s, append(view.options(),
-		durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd)), durable.WithReviews(reviews))...)
+		durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd, rf.registry)), durable.WithReviews(reviews))...)
 	if plan.Problems(err) != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: the plan of run %s is no longer valid:\n", r.ID)
 	}
-	return view.print(out, err)
+	return view.print(out, registryChanged(err, "resume"))
 }
 
 // reviewFlags reads the decisions of --reviews FILE and --review ID=D

@@ -146,7 +146,7 @@ kept and printed.`,
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.initial, "initial-results", "", "JSON file of task outputs by id, or an earlier --format json result; those tasks are not run again")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
-	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key (default: the --initial-results run's id, else a new one)")
+	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: the --initial-results run's id, else a new one)")
 	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
 	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
 	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
@@ -171,6 +171,11 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	}
 	if f.mission != "" && strings.TrimSpace(f.mission) == "" {
 		return errors.New("the mission is empty")
+	}
+	if f.runID != "" {
+		if err := runner.CheckRunID(f.runID); err != nil {
+			return fmt.Errorf("--run-id: %w", err)
+		}
 	}
 	if !f.replanning() {
 		for _, name := range replanOnly {
@@ -200,7 +205,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	reg, err := loadRegistry(cmd, f.registry)
+	reg, digest, err := loadCatalog(cmd, f.registry)
 	if err != nil {
 		return err
 	}
@@ -234,7 +239,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	defer func() { err = closeLLM(cmd, l, err) }()
 	opts := []durable.Option{
 		durable.WithLLM(l.client),
-		durable.WithCatalog(func(context.Context, string) (*registry.Registry, error) { return reg, nil }),
+		durable.WithCatalog(func(context.Context, string) (*registry.Registry, string, error) { return reg, digest, nil }),
 	}
 	if f.reviews != "" {
 		decisions, err := readReviews(cmd, f.reviews)

@@ -182,6 +182,22 @@ func TestTextColour(t *testing.T) {
 	assert.Equal(t, plain, regexp.MustCompile("\x1b\\[[0-9]*m").ReplaceAllString(coloured, ""), "colour changes nothing else")
 }
 
+// TestTextKeepsTerminalSafe checks that the text of a hostile plan —
+// escape sequences and a bidirectional override in its agent names, path
+// and mission — reaches no report as it is; only the colours are codes.
+func TestTextKeepsTerminalSafe(t *testing.T) {
+	files := []File{{Path: "p\x1b]0;pwned\x07.json", Report: critic.ReviewSource([]byte(`{"mission": "m\u001b[2J", "tasks": [{"id": "a", "agent": "gh\u001b]52;c;eA==\u0007ost\u202e"}]}`))}}
+	for _, format := range []Format{Text, GitHub} {
+		for _, colour := range []bool{false, true} {
+			out := write(t, format, files, Options{Colour: colour})
+			plain := regexp.MustCompile("\x1b\\[[0-9]*m").ReplaceAllString(out, "")
+			assert.NotContains(t, plain, "\x1b", "%s colour=%v:\n%s", format, colour, out)
+			assert.NotContains(t, plain, "\u202e", "%s colour=%v", format, colour)
+			assert.Contains(t, plain, `p\u001b]0;pwned\u0007.json`, "%s colour=%v", format, colour)
+		}
+	}
+}
+
 func TestGitHub(t *testing.T) {
 	assert.Equal(t, "100%25 done%0Aline 2%0D: a, b", githubData("100% done\nline 2\r: a, b"))
 	assert.Equal(t, "a%3Ab%2Cc%25d%0Ae%0D", githubProperty("a:b,c%d\ne\r"))

@@ -20,16 +20,36 @@ var severityColour = map[critic.Severity]string{
 const colourReset = "\x1b[0m"
 
 // errWriter remembers the first error of w, so that a long sequence of
-// prints checks it once.
+// prints checks it once. What it prints is made [prose.Visible]: the
+// reports quote plans, which must not act on the terminal; only colour
+// codes go out as they are.
 type errWriter struct {
 	w   io.Writer
 	err error
 }
 
 func (e *errWriter) printf(format string, args ...any) {
+	e.raw(prose.Visible(fmt.Sprintf(format, args...)))
+}
+
+func (e *errWriter) raw(s string) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		_, e.err = io.WriteString(e.w, s)
 	}
+}
+
+// severity prints s padded to the width of the longest severity, in its
+// colour when colour is set.
+func (e *errWriter) severity(s critic.Severity, colour bool) {
+	c, ok := severityColour[s]
+	if !ok || !colour {
+		e.printf("%-*s", len(critic.Critical), s)
+		return
+	}
+	e.raw(c)
+	e.printf("%s", s)
+	e.raw(colourReset)
+	e.printf("%*s", len(critic.Critical)-len(s), "")
 }
 
 // writeText prints the reports for people: a header per file with its
@@ -59,15 +79,13 @@ func writeText(w io.Writer, files []File, colour bool) error {
 				out.printf("  task %s\n", group[0].TaskID)
 			}
 			for _, is := range group {
-				sev := fmt.Sprintf("%-*s", len(critic.Critical), is.Severity)
-				if c, ok := severityColour[is.Severity]; ok && colour {
-					sev = c + string(is.Severity) + colourReset + sev[len(is.Severity):]
-				}
 				msg := is.Message
 				if is.Field != "" {
 					msg = is.Field + ": " + msg
 				}
-				out.printf("    %-*s  %s  %-*s  %s\n", posWidth, is.Pos, sev, checkWidth, is.Check, prose.OneLine(msg))
+				out.printf("    %-*s  ", posWidth, is.Pos)
+				out.severity(is.Severity, colour)
+				out.printf("  %-*s  %s\n", checkWidth, is.Check, prose.OneLine(msg))
 				if is.Recommendation != "" {
 					out.printf("%s%s\n", indent, prose.OneLine(is.Recommendation))
 				}

@@ -1,8 +1,11 @@
 package regfile_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/registry/regfile"
@@ -55,4 +58,22 @@ func ExampleLoad() {
 	// Output:
 	// [check go-vet] [now search]
 	// true
+}
+
+// LoadDigest gives the digest of the file it loaded, which changes with
+// any edit of the file.
+func ExampleLoadDigest() {
+	r, digest, err := regfile.LoadDigest("testdata/registry.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	data, err := os.ReadFile("testdata/registry.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sum := sha256.Sum256(data)
+	fmt.Println(r.Names(), digest == "sha256:"+hex.EncodeToString(sum[:]))
+	// Output: [check go-vet] true
 }

@@ -5,6 +5,8 @@ package regfile
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,19 +87,34 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 // worker runs. Errors name the file, the line, the worker or tool and the
 // key.
 func Load(path string) (*registry.Registry, error) {
+	reg, _, err := LoadDigest(path)
+	return reg, err
+}
+
+// LoadDigest is [Load], and returns the digest of the bytes it read too:
+// "sha256:" and their SHA-256 in hex. A host that resumes runs keeps the
+// digest of the registry a run started on, to tell when the file changed
+// since; the digest is of the bytes the registry was parsed from, never of
+// a later read.
+func LoadDigest(path string) (*registry.Registry, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &registryError{msg: "read registry", err: err}
+		return nil, "", &registryError{msg: "read registry", err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxRegistryBytes+1))
 	if err != nil {
-		return nil, &registryError{msg: "read registry", err: err}
+		return nil, "", &registryError{msg: "read registry", err: err}
 	}
 	if len(data) > maxRegistryBytes {
-		return nil, &registryError{file: path, msg: fmt.Sprintf("the file is larger than the %d MiB a registry may take", maxRegistryBytes>>20)}
+		return nil, "", &registryError{file: path, msg: fmt.Sprintf("the file is larger than the %d MiB a registry may take", maxRegistryBytes>>20)}
 	}
-	return parseRegistry(data, filepath.Dir(path), path)
+	reg, err := parseRegistry(data, filepath.Dir(path), path)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
+	return reg, "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // Parse reads a registry in the format of [Load] from data,
