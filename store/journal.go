@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -258,6 +259,11 @@ func (j *Journal) drain() {
 // transaction. The caller is the writer and holds mu, which writeLocked
 // releases while it writes.
 func (j *Journal) writeLocked(ctx context.Context) {
+	// Let the goroutines ready to run first: those about to commit join
+	// this transaction rather than wait for the next one.
+	j.mu.Unlock()
+	runtime.Gosched()
+	j.mu.Lock()
 	b, events := j.open, j.pending
 	j.open, j.pending = nil, nil
 	j.mu.Unlock()
