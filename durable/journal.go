@@ -135,6 +135,13 @@ func (l lazyStore) CommitTask(ctx context.Context, runID string, t store.Task) e
 	return l.Store.CommitTask(ctx, runID, t)
 }
 
+func (l lazyStore) CommitBatch(ctx context.Context, runID string, b store.Batch) error {
+	if err := l.jr.start(ctx, runID); err != nil {
+		return err
+	}
+	return l.Store.CommitBatch(ctx, runID, b)
+}
+
 func (l lazyStore) CommitPlan(ctx context.Context, runID string, v store.PlanVersion) error {
 	if err := l.jr.start(ctx, runID); err != nil {
 		return err

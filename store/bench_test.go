@@ -11,6 +11,7 @@ import (
 	"github.com/dagent-dev/dagent/internal/plantest"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 )
@@ -19,23 +20,36 @@ var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error)
 	return agent.Result{Output: "ok"}, nil
 })
 
-// BenchmarkJournal measures what journaling adds per task: the layered
-// no-op plan run without a journal and with one (CreateRun, a commit per
-// task, the events, the status) alternately in the same benchmark run, on
-// a SQLite file. It reports both costs per task (base-µs/task,
-// journaled-µs/task), what the journal adds (µs/task) and the ratio.
+// BenchmarkJournal measures what journaling adds per task: a no-op plan
+// run without a journal and with one (CreateRun, a commit per task, the
+// events, the status) alternately in the same benchmark run, on a SQLite
+// file. The plans are layered (10 layers, each task depending on two of
+// the layer before), whose tasks settle together, and a chain, whose
+// tasks settle one at a time. It reports both costs per task
+// (base-µs/task, journaled-µs/task), what the journal adds (µs/task) and
+// the ratio.
 func BenchmarkJournal(b *testing.B) {
+	layered := func(n int) *plan.Plan { return plantest.Layered(10, n/10, "noop") }
 	for _, sched := range []runner.Schedule{runner.Phased, runner.Eager} {
-		for _, n := range []int{100, 1_000} {
-			b.Run(fmt.Sprintf("%s/%d", sched, n), func(b *testing.B) { benchJournal(b, sched, n) })
+		for _, n := range []int{100, 1_000, 10_000} {
+			b.Run(fmt.Sprintf("%s/%d", sched, n), func(b *testing.B) { benchJournal(b, sched, layered(n)) })
 		}
 	}
 	// The cost of durability against power loss too.
-	b.Run("eager/1000/fullsync", func(b *testing.B) { benchJournal(b, runner.Eager, 1_000, store.WithFullSync()) })
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("eager/%d/fullsync", n), func(b *testing.B) {
+			benchJournal(b, runner.Eager, layered(n), store.WithFullSync())
+		})
+	}
+	// Tasks that settle one at a time have no commit to share.
+	b.Run("chain/1000", func(b *testing.B) { benchJournal(b, runner.Eager, plantest.Chain(1_000, "noop")) })
+	b.Run("chain/1000/fullsync", func(b *testing.B) {
+		benchJournal(b, runner.Eager, plantest.Chain(1_000, "noop"), store.WithFullSync())
+	})
 }
 
-func benchJournal(b *testing.B, sched runner.Schedule, n int, opts ...store.Option) {
-	p := plantest.Layered(10, n/10, "noop")
+func benchJournal(b *testing.B, sched runner.Schedule, p *plan.Plan, opts ...store.Option) {
+	n := len(p.Tasks)
 	canon, err := p.Canonical()
 	if err != nil {
 		b.Fatal(err)
@@ -107,6 +121,42 @@ func BenchmarkCommitTask(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkCommitBatch measures a durable batch on a SQLite file: n new
+// task states, each with the two events a task's run appends, in one
+// transaction. It reports the cost per task.
+func BenchmarkCommitBatch(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.CreateRun(ctx, store.Run{ID: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+			out := []byte(`{"text":"a small output of a task","n":42}`)
+			data := []byte(`{"attempt":1,"duration_ns":1200}`)
+			i := 0
+			for b.Loop() {
+				var batch store.Batch
+				for range n {
+					id := "t" + strconv.Itoa(i)
+					i++
+					batch.Tasks = append(batch.Tasks, store.Task{ID: id, Status: "done", Attempts: 1, Output: out})
+					batch.Events = append(batch.Events,
+						store.Event{Kind: "task_started", TaskID: id, Time: time.Now(), Data: data},
+						store.Event{Kind: "task_finished", TaskID: id, Time: time.Now(), Data: data})
+				}
+				if err := s.CommitBatch(ctx, "bench", batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N)/float64(n), "µs/task")
 		})
 	}
 }

@@ -242,3 +242,49 @@ func ExampleJournal_CommitPlan() {
 	// latest parse: done of version 1
 	// at the repaired plan: lenient
 }
+
+// CommitBatch records several task states and events at once: all of them
+// are durable when it returns nil, none of them when it fails.
+func ExampleSQLite_CommitBatch() {
+	dir, err := os.MkdirTemp("", "dagent-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	ctx := context.Background()
+	if err := s.CreateRun(ctx, store.Run{ID: "r1"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = s.CommitBatch(ctx, "r1", store.Batch{
+		Tasks: []store.Task{
+			{ID: "a", Status: "done", Attempts: 1, Output: []byte(`"A"`)},
+			{ID: "b", Status: "done", Attempts: 1, Output: []byte(`"B"`)},
+		},
+		Events: []store.Event{{Kind: "task_finished", TaskID: "a"}, {Kind: "task_finished", TaskID: "b"}},
+	})
+	fmt.Println(err)
+	err = s.CommitBatch(ctx, "r1", store.Batch{Tasks: []store.Task{
+		{ID: "c", Status: "done", Output: []byte(`"C"`)},
+		{ID: "d", Status: "done", Output: []byte(`{not JSON`)},
+	}})
+	fmt.Println(err)
+	rec, err := s.Load(ctx, "r1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(rec.Tasks), "tasks,", len(rec.Events), "events")
+	// Output:
+	// <nil>
+	// store: run "r1": commit batch: task "d": the output is not valid JSON
+	// 2 tasks, 2 events
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -30,12 +31,20 @@ import (
 // the runner should be given [runner.WithRunID] with the same id, so that a
 // resumed run keeps its requests' idempotency keys.
 //
-// Events are written in batches by a background writer that starts when
-// events arrive and stops when it has caught up, so that observing never
-// waits for the database; on EventRunFinished the journal writes what is
-// left, then the status, before Observe returns (and so before [runner.Runner.Run]
-// returns). Events are history: a crash may lose the last batch of them,
-// never a committed task.
+// Writes are grouped: one writer at a time commits, in one transaction
+// ([Store.CommitBatch]), every task state committed while the transaction
+// before was in flight, with the events observed meanwhile, so that tasks
+// that settle together share one commit. [Journal.Commit] still returns
+// only once the transaction holding its task's state has committed, and
+// the error of a failed transaction goes to every commit in it. The first
+// commit to find no writer writes itself; what arrives while it writes is
+// left to a background writer that runs until it has caught up. Events
+// alone are written by that background writer too, so that observing
+// never waits for the database; on EventRunFinished the journal writes
+// what is left, then the status, before Observe returns (and so before
+// [runner.Runner.Run] returns). Events are history: a crash may lose the
+// last batch of them, never a committed task, and events that cannot be
+// written never fail a task's commit.
 //
 // A Journal is safe for concurrent use. There is no useful zero Journal:
 // create it with [NewJournal].
@@ -46,10 +55,19 @@ type Journal struct {
 
 	mu       sync.Mutex
 	idle     sync.Cond // signalled when writing stops
+	open     *commits  // the commits the next transaction holds; nil: none
 	pending  []Event   // observed, not yet being written
-	writing  bool      // a writer holds the events being written
+	writing  bool      // a writer holds the commits and events being written
 	err      error     // the first append, status or exchange error
 	failures int       // how many such errors
+}
+
+// commits are the task states of one transaction and the outcome their
+// committers wait for.
+type commits struct {
+	tasks []Task
+	done  chan struct{} // closed once the transaction is over
+	err   error         // of the transaction; set before done closes
 }
 
 var (
@@ -120,7 +138,31 @@ func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
 	if c.Err != nil {
 		t.Error = c.Err.Error()
 	}
-	return j.s.CommitTask(ctx, j.runID, t)
+	j.mu.Lock()
+	b := j.open
+	if b == nil {
+		b = &commits{done: make(chan struct{})}
+		j.open = b
+	}
+	b.tasks = append(b.tasks, t)
+	if j.writing {
+		j.mu.Unlock()
+		select {
+		case <-b.done:
+			return b.err
+		case <-ctx.Done():
+			return fmt.Errorf("store: run %q: task %q: %w", j.runID, c.TaskID, context.Cause(ctx))
+		}
+	}
+	j.writing = true
+	j.writeLocked(context.WithoutCancel(ctx))
+	if j.open != nil || len(j.pending) > 0 {
+		go j.drain()
+	} else {
+		j.stopLocked()
+	}
+	j.mu.Unlock()
+	return b.err
 }
 
 // EventData is the Data of the events the [Journal] appends: the fields of a
@@ -203,25 +245,61 @@ func (j *Journal) Observe(e runner.Event) {
 	j.mu.Unlock()
 }
 
-// drain appends the pending events, in batches, until there are none.
+// drain writes, as the writer, until there is nothing left to write.
 func (j *Journal) drain() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for len(j.pending) > 0 {
-		batch := j.pending
-		j.pending = nil
-		j.mu.Unlock()
-		err := j.s.AppendEvents(context.Background(), j.runID, batch)
-		j.mu.Lock()
-		if err != nil {
-			j.failLocked(err)
-		}
+	for j.open != nil || len(j.pending) > 0 {
+		j.writeLocked(context.Background())
 	}
+	j.stopLocked()
+}
+
+// writeLocked writes the open commits and the pending events in one
+// transaction. The caller is the writer and holds mu, which writeLocked
+// releases while it writes.
+func (j *Journal) writeLocked(ctx context.Context) {
+	// Let the goroutines ready to run first: those about to commit join
+	// this transaction rather than wait for the next one.
+	j.mu.Unlock()
+	runtime.Gosched()
+	j.mu.Lock()
+	b, events := j.open, j.pending
+	j.open, j.pending = nil, nil
+	j.mu.Unlock()
+	var tasks []Task
+	if b != nil {
+		tasks = b.tasks
+	}
+	err := j.s.CommitBatch(ctx, j.runID, Batch{Tasks: tasks, Events: events})
+	var eventErr error
+	switch {
+	case err == nil:
+	case len(events) == 0:
+	case len(tasks) == 0:
+		eventErr = err
+	default:
+		// The events may be what failed: the commits must not fail for them.
+		eventErr = err
+		err = j.s.CommitBatch(ctx, j.runID, Batch{Tasks: tasks})
+	}
+	if b != nil {
+		b.err = err
+		close(b.done)
+	}
+	j.mu.Lock()
+	if eventErr != nil {
+		j.failLocked(eventErr)
+	}
+}
+
+// stopLocked ends the writer's turn. The caller is the writer and holds mu.
+func (j *Journal) stopLocked() {
 	j.writing = false
 	j.idle.Broadcast()
 }
 
-// flush waits for the background writer and appends what is left.
+// flush waits for the background writer and writes what is left.
 func (j *Journal) flush() {
 	j.mu.Lock()
 	for j.writing {

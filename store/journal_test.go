@@ -237,6 +237,13 @@ func (f *failingStore) CommitTask(ctx context.Context, runID string, t store.Tas
 	return f.Store.CommitTask(ctx, runID, t)
 }
 
+func (f *failingStore) CommitBatch(ctx context.Context, runID string, b store.Batch) error {
+	if f.failEvents && len(b.Events) > 0 || f.failCommits && len(b.Tasks) > 0 {
+		return errors.New("disk full")
+	}
+	return f.Store.CommitBatch(ctx, runID, b)
+}
+
 func (f *failingStore) RecordExchange(ctx context.Context, runID, key string, x json.RawMessage) error {
 	if f.failExchanges {
 		return errors.New("disk full")

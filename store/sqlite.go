@@ -49,7 +49,8 @@ type SQLite struct {
 	w    *sql.DB // writes: one connection, BEGIN IMMEDIATE
 	r    *sql.DB // reads
 
-	upsertTask, insertEvent, insertExchange, lastEvent, lastExchange, lastPlan, upsertPlan *sql.Stmt
+	insertExchange, lastEvent, lastExchange, lastPlan, upsertPlan *sql.Stmt
+	batch                                                         batchStmts // tasks and events
 
 	closeOnce sync.Once
 	closeErr  error
@@ -273,13 +274,6 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.upsertTask, `INSERT INTO tasks (run_id, task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (run_id, task_id, version) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
-				output = excluded.output, error = excluded.error, diagnosis = excluded.diagnosis, started = excluded.started,
-				duration = excluded.duration, prompt_tokens = excluded.prompt_tokens,
-				completion_tokens = excluded.completion_tokens, committed = excluded.committed`},
-		{&s.insertEvent, `INSERT INTO events (run_id, seq, kind, time, task_id, data) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&s.insertExchange, `INSERT INTO exchanges (run_id, seq, key, exchange) VALUES (?, ?, ?, ?)`},
 		{&s.lastEvent, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1)`},
 		{&s.lastExchange, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM exchanges WHERE run_id = ?1)`},
@@ -294,18 +288,19 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		}
 		*p.stmt = st
 	}
-	return nil
+	return s.batch.prepare(ctx, s.w)
 }
 
 // Close closes the store; later calls return the first call's result.
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		for _, st := range []*sql.Stmt{s.upsertTask, s.insertEvent, s.insertExchange, s.lastEvent, s.lastExchange, s.lastPlan, s.upsertPlan} {
+		for _, st := range []*sql.Stmt{s.insertExchange, s.lastEvent, s.lastExchange, s.lastPlan, s.upsertPlan} {
 			if st != nil {
 				errs = append(errs, st.Close())
 			}
 		}
+		errs = append(errs, s.batch.close())
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
@@ -553,31 +548,10 @@ func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) er
 // CommitTask implements [Store]: the row of the task's state in its
 // version is replaced in one transaction, committed before it returns.
 func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
-	if t.ID == "" {
-		return fmt.Errorf("store: run %q: commit task: the task has no id", runID)
-	}
-	if t.Version < 0 {
-		return fmt.Errorf("store: run %q: commit task %q: plan version %d: a version is 0 or more", runID, t.ID, t.Version)
-	}
-	if err := checkJSON("the output", t.Output); err != nil {
+	if err := checkTask(t); err != nil {
 		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
 	}
-	committed := t.Committed
-	if committed.IsZero() {
-		committed = time.Now()
-	}
-	out := text(t.Output)
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		// The run's existence is the foreign key's to check: the runs row,
-		// which holds the plan, is not written.
-		_, err := tx.StmtContext(ctx, s.upsertTask).ExecContext(ctx, runID, t.ID, t.Version, t.Status, t.Attempts, out, t.Error, t.Diagnosis,
-			nanos(t.Started), int64(t.Duration), t.Tokens.Prompt, t.Tokens.Completion, committed.UnixNano())
-		if isForeignKey(err) {
-			return ErrNotFound
-		}
-		return err
-	})
-	if err != nil {
+	if err := s.write(ctx, func(tx *sql.Tx) error { return s.upsertTasks(ctx, tx, runID, []Task{t}) }); err != nil {
 		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
 	}
 	return nil
@@ -622,31 +596,16 @@ func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
 
 // AppendEvents implements [Store].
 func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event) error {
-	for _, e := range events {
-		if e.Kind == "" {
-			return fmt.Errorf("store: run %q: append events: an event has no kind", runID)
-		}
-		if err := checkJSON("event data", e.Data); err != nil {
-			return fmt.Errorf("store: run %q: append events: %s event: %w", runID, e.Kind, err)
-		}
+	if err := checkEvents(events); err != nil {
+		return fmt.Errorf("store: run %q: append events: %w", runID, err)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		seq, err := last(ctx, tx.StmtContext(ctx, s.lastEvent), runID)
-		if err != nil {
+		if len(events) == 0 {
+			// The run must exist all the same.
+			_, err := last(ctx, tx.StmtContext(ctx, s.lastEvent), runID)
 			return err
 		}
-		ins := tx.StmtContext(ctx, s.insertEvent)
-		for _, e := range events {
-			seq++
-			t := e.Time
-			if t.IsZero() {
-				t = time.Now()
-			}
-			if _, err := ins.ExecContext(ctx, runID, seq, e.Kind, t.UnixNano(), e.TaskID, text(e.Data)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.appendEvents(ctx, tx, runID, events)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: append events: %w", runID, err)

@@ -56,6 +56,12 @@ type Store interface {
 	// A later commit of the same task in the same version replaces it;
 	// the task's states in other versions are kept.
 	CommitTask(ctx context.Context, runID string, t Task) error
+	// CommitBatch records the batch's task states as CommitTask does, in
+	// order, and appends its events as AppendEvents does, all at once and
+	// durably: when it returns nil, all of them survive a crash; when it
+	// fails, none of them was recorded. A batch lets many commits share
+	// one transaction (see [Journal]); an empty batch does nothing.
+	CommitBatch(ctx context.Context, runID string, b Batch) error
 	// SetStatus records the run's status (and error text) and when it
 	// changed.
 	SetStatus(ctx context.Context, runID, status, errText string) error
@@ -113,6 +119,15 @@ type Task struct {
 	// Committed is when the state was committed; a zero value is the
 	// current time.
 	Committed time.Time
+}
+
+// Batch is what [Store.CommitBatch] records at once: task states, each
+// replacing the state of its task in its version (a later state in Tasks
+// replaces an earlier one of the same task and version), and events to
+// append to the run's timeline, in order.
+type Batch struct {
+	Tasks  []Task
+	Events []Event
 }
 
 // Usage counts tokens.

@@ -25,3 +25,18 @@ func Layered(layers, width int, agent string) *plan.Plan {
 	}
 	return p
 }
+
+// Chain is a chain of n tasks on agent, each depending on the one before:
+// nothing runs beside anything else.
+func Chain(n int, agent string) *plan.Plan {
+	p := &plan.Plan{Tasks: make([]plan.Task, 0, n)}
+	for k := range n {
+		t := plan.NewTask("t"+strconv.Itoa(k), "work")
+		t.Agent = agent
+		if k > 0 {
+			t.DependsOn = []string{"t" + strconv.Itoa(k-1)}
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	return p
+}

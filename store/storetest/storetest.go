@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PlanVersions", testPlanVersions},
 		{"PlanVersionsRefused", testPlanVersionsRefused},
 		{"TaskVersions", testTaskVersions},
+		{"Batch", testBatch},
+		{"BatchIsAtomic", testBatchIsAtomic},
 		{"LatestPlanInList", testLatestPlanInList},
 		{"SurvivesReopen", testSurvivesReopen},
 		{"EventsInOrder", testEventsInOrder},
@@ -682,4 +684,74 @@ func testLatestPlanInList(t *testing.T, open func(*testing.T) store.Store) {
 	assert.NotEqual(t, sm["started"].PlanHash, sm["replanned"].PlanHash)
 	assert.Equal(t, 3, sm["started"].Total, "other runs are untouched")
 	assert.False(t, sm["replanned"].Updated.Before(sm["replanned"].Created))
+}
+
+// A batch commits its tasks as CommitTask would, in order (a later state of
+// a task and version replaces an earlier one), and appends its events after
+// the run's last one, in order, whatever its size.
+func testBatch(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	require.NoError(t, s.AppendEvents(ctx, "run", []store.Event{{Kind: "run_started", Time: time.Now()}}))
+	require.NoError(t, s.CommitBatch(ctx, "run", store.Batch{}), "an empty batch")
+	const n = 137 // not a round number of anything
+	var b store.Batch
+	for i := range n {
+		id := fmt.Sprintf("t%03d", i)
+		b.Tasks = append(b.Tasks, store.Task{ID: id, Status: "done", Attempts: 1, Output: json.RawMessage(fmt.Sprint(i))})
+		b.Events = append(b.Events, store.Event{Kind: "task_finished", TaskID: id, Time: time.Now()})
+	}
+	again := store.Task{ID: "t005", Status: "failed", Attempts: 2, Error: "boom", Committed: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	b.Tasks = append(b.Tasks, again, store.Task{ID: "t005", Version: 1, Status: "done", Output: json.RawMessage(`"v1"`)})
+	require.NoError(t, s.CommitBatch(ctx, "run", b))
+	require.NoError(t, s.CommitBatch(ctx, "run", store.Batch{Events: []store.Event{{Kind: "run_finished", Time: time.Now()}}}), "events alone")
+	require.NoError(t, s.CommitBatch(ctx, "run", store.Batch{Tasks: []store.Task{{ID: "last", Status: "done"}}}), "tasks alone")
+
+	rec := load(t, s, "run")
+	assert.Len(t, rec.Tasks, n+1)
+	assert.Len(t, rec.Commits, n+2, "every task of version 0, t005 of version 1, last")
+	jsonEq(t, json.RawMessage(`42`), rec.Tasks["t042"].Output, "t042")
+	jsonEq(t, json.RawMessage(`"v1"`), rec.Tasks["t005"].Output, "t005's latest version")
+	for _, c := range rec.Commits {
+		if c.ID == "t005" && c.Version == 0 {
+			checkTask(t, again, c)
+		}
+	}
+	require.Len(t, rec.Events, n+2)
+	for i, e := range rec.Events {
+		assert.Equal(t, i+1, e.Seq)
+		switch {
+		case i == 0:
+			assert.Equal(t, "run_started", e.Kind)
+		case i == n+1:
+			assert.Equal(t, "run_finished", e.Kind)
+		default:
+			assert.Equal(t, fmt.Sprintf("t%03d", i-1), e.TaskID, "events in order")
+		}
+	}
+	assert.ErrorIs(t, s.CommitBatch(ctx, "nope", store.Batch{Tasks: []store.Task{{ID: "a", Status: "done"}}}), store.ErrNotFound, "tasks of an unknown run")
+	assert.ErrorIs(t, s.CommitBatch(ctx, "nope", store.Batch{Events: []store.Event{{Kind: "run_started"}}}), store.ErrNotFound, "events of an unknown run")
+}
+
+// A batch is recorded whole or not at all.
+func testBatchIsAtomic(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("run"))
+	good := store.Task{ID: "a", Status: "done", Output: json.RawMessage(`1`)}
+	ev := store.Event{Kind: "task_finished", TaskID: "a", Time: time.Now()}
+	tests := map[string]store.Batch{
+		"an output that is not JSON":  {Tasks: []store.Task{good, {ID: "b", Status: "done", Output: json.RawMessage(`{oops`)}}, Events: []store.Event{ev}},
+		"a task without an id":        {Tasks: []store.Task{good, {Status: "done"}}, Events: []store.Event{ev}},
+		"a negative version":          {Tasks: []store.Task{good, {ID: "b", Version: -1, Status: "done"}}},
+		"an event without a kind":     {Tasks: []store.Task{good}, Events: []store.Event{ev, {TaskID: "a"}}},
+		"event data that is not JSON": {Tasks: []store.Task{good}, Events: []store.Event{{Kind: "x", Data: json.RawMessage(`nope`)}}},
+	}
+	for name, b := range tests {
+		err := s.CommitBatch(ctx, "run", b)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `"run"`, "%s: the error names the run", name)
+	}
+	rec := load(t, s, "run")
+	assert.Empty(t, rec.Tasks, "nothing of a refused batch is recorded")
+	assert.Empty(t, rec.Events, "nothing of a refused batch is recorded")
 }

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"time"
+)
+
+// maxRows is how many rows one statement of a batch writes at most: the
+// statements write 1, 2, 4, ... maxRows rows, so that a batch of n rows
+// takes about log2(n) statements, each prepared once.
+const maxRows = 1 << maxShift
+
+const maxShift = 6
+
+// batchStmts are the prepared statements that write many rows at once:
+// tasks[k] and events[k] write 2^k rows.
+type batchStmts struct {
+	tasks, events [maxShift + 1]*sql.Stmt
+}
+
+func (b *batchStmts) prepare(ctx context.Context, db *sql.DB) error {
+	for k := range b.tasks {
+		n := 1 << k
+		var err error
+		if b.tasks[k], err = db.PrepareContext(ctx, `INSERT INTO tasks (run_id, task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
+			VALUES `+rows(n, 13)+`
+			ON CONFLICT (run_id, task_id, version) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+				output = excluded.output, error = excluded.error, diagnosis = excluded.diagnosis, started = excluded.started,
+				duration = excluded.duration, prompt_tokens = excluded.prompt_tokens,
+				completion_tokens = excluded.completion_tokens, committed = excluded.committed`); err != nil {
+			return err
+		}
+		if b.events[k], err = db.PrepareContext(ctx, `INSERT INTO events (run_id, seq, kind, time, task_id, data) VALUES `+rows(n, 6)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *batchStmts) close() error {
+	var errs []error
+	for _, st := range append(b.tasks[:], b.events[:]...) {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rows is the VALUES list of n rows of k parameters.
+func rows(n, k int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", k), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// chunks calls f with the successive chunks of n rows that the statements
+// of batchStmts write: the largest first, so that rows keep their order.
+func chunks(n int, f func(k, from, to int) error) error {
+	for from := 0; from < n; {
+		k := min(bits.Len(uint(n-from))-1, maxShift)
+		to := from + 1<<k
+		if err := f(k, from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// CommitBatch implements [Store]: the tasks' rows are replaced and the
+// events appended in one transaction, committed before it returns.
+func (s *SQLite) CommitBatch(ctx context.Context, runID string, b Batch) error {
+	for _, t := range b.Tasks {
+		if err := checkTask(t); err != nil {
+			return fmt.Errorf("store: run %q: commit batch: task %q: %w", runID, t.ID, err)
+		}
+	}
+	if err := checkEvents(b.Events); err != nil {
+		return fmt.Errorf("store: run %q: commit batch: %w", runID, err)
+	}
+	if len(b.Tasks) == 0 && len(b.Events) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.upsertTasks(ctx, tx, runID, b.Tasks); err != nil {
+			return err
+		}
+		return s.appendEvents(ctx, tx, runID, b.Events)
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: commit batch of %d tasks and %d events: %w", runID, len(b.Tasks), len(b.Events), err)
+	}
+	return nil
+}
+
+// checkTask fails unless t can be committed.
+func checkTask(t Task) error {
+	if t.ID == "" {
+		return errors.New("the task has no id")
+	}
+	if t.Version < 0 {
+		return fmt.Errorf("plan version %d: a version is 0 or more", t.Version)
+	}
+	return checkJSON("the output", t.Output)
+}
+
+// checkEvents fails unless the events can be appended.
+func checkEvents(events []Event) error {
+	for _, e := range events {
+		if e.Kind == "" {
+			return errors.New("an event has no kind")
+		}
+		if err := checkJSON("event data", e.Data); err != nil {
+			return fmt.Errorf("%s event: %w", e.Kind, err)
+		}
+	}
+	return nil
+}
+
+// upsertTasks replaces the rows of the tasks' states in their versions, a
+// later state of a task and version replacing an earlier one.
+func (s *SQLite) upsertTasks(ctx context.Context, tx *sql.Tx, runID string, tasks []Task) error {
+	now := time.Now()
+	args := make([]any, 0, 13*min(len(tasks), maxRows))
+	return chunks(len(tasks), func(k, from, to int) error {
+		args = args[:0]
+		for _, t := range tasks[from:to] {
+			committed := t.Committed
+			if committed.IsZero() {
+				committed = now
+			}
+			args = append(args, runID, t.ID, t.Version, t.Status, t.Attempts, text(t.Output), t.Error, t.Diagnosis,
+				nanos(t.Started), int64(t.Duration), t.Tokens.Prompt, t.Tokens.Completion, committed.UnixNano())
+		}
+		// The run's existence is the foreign key's to check: the runs row,
+		// which holds the plan, is not written.
+		_, err := tx.StmtContext(ctx, s.batch.tasks[k]).ExecContext(ctx, args...)
+		if isForeignKey(err) {
+			return ErrNotFound
+		}
+		return err
+	})
+}
+
+// appendEvents appends the events to the run's timeline.
+func (s *SQLite) appendEvents(ctx context.Context, tx *sql.Tx, runID string, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	seq, err := last(ctx, tx.StmtContext(ctx, s.lastEvent), runID)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	args := make([]any, 0, 6*min(len(events), maxRows))
+	return chunks(len(events), func(k, from, to int) error {
+		args = args[:0]
+		for _, e := range events[from:to] {
+			seq++
+			t := e.Time
+			if t.IsZero() {
+				t = now
+			}
+			args = append(args, runID, seq, e.Kind, t.UnixNano(), e.TaskID, text(e.Data))
+		}
+		_, err := tx.StmtContext(ctx, s.batch.events[k]).ExecContext(ctx, args...)
+		return err
+	})
+}
