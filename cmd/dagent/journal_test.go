@@ -343,7 +343,8 @@ func TestResumeAfterACrash(t *testing.T) {
 
 	code, stdout, stderr := dagent(t, "", "show", id, "--db", db)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+running, or in flight when the process died; a resume runs it again`, stdout)
+	assert.Regexp(t, `^run crashed-run  interrupted\n`, stdout, "running in the journal, and owned by no live process")
+	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+in flight when the process died; a resume runs it again`, stdout)
 	assert.Regexp(t, `(?m)^c\s+pending`, stdout)
 
 	code, doc, stderr := resumeJSON(t, id, "--db", db)

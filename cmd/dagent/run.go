@@ -267,6 +267,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	out, err := durable.Start(ctx, s, spec, append(opts, view.options()...)...)
+	if errors.Is(err, store.ErrOwned) {
+		return owned(err)
+	}
 	if errors.Is(err, durable.ErrRunExists) {
 		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
 	}
