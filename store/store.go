@@ -6,7 +6,8 @@
 // through [runner.WithJournal] and, as an observer, appends the events and
 // the run's status; [Journal.CommitPlan] keeps each plan a replanning run
 // adopts; [Store.Load] and [Resume] feed a resumed run its initial results;
-// [Replayer] answers a replay from the recorded exchanges.
+// [Replayer] answers a replay from the recorded exchanges; [Store.Acquire]
+// gives a run one owner at a time.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
