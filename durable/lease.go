@@ -70,7 +70,7 @@ func takeLease(ctx context.Context, s store.Store, id string, c config) (*lease,
 	if stale <= 0 {
 		stale = DefaultStaleAfter
 	}
-	l := &lease{s: s, runID: id, every: stale / 3,
+	l := &lease{s: s, runID: id, every: max(stale/3, time.Millisecond),
 		owner: store.Owner{ID: hex.EncodeToString(b[:]), PID: os.Getpid(), Host: hostname(), Started: time.Now()}}
 	// Known held before it is: a concurrent acquisition in this process
 	// sees this owner alive as soon as the store holds it.
