@@ -12,6 +12,10 @@
 // how it diverged, and [Load] reads a journaled run as task views for
 // display.
 //
+// One process at a time runs a run: it holds the run's lease in the store
+// while the run runs, and beats a heartbeat into it. [Resume] refuses a run
+// whose owner is [Alive], and takes over one whose owner died.
+//
 // What a run needs from the process that runs it — never from the journal —
 // comes in options: the catalog ([WithCatalog]), the LLM ([WithLLM]), Go
 // workers ([WithAgent]) and observers ([WithObserver]).

@@ -458,3 +458,40 @@ func TestReplayAnswersTools(t *testing.T) {
 	assert.Equal(t, 1, rep.WorkersRerun)
 	assert.Equal(t, 2, calls)
 }
+
+// A start under the id of a journaled run of the same plan continues it
+// as a resume does: its done tasks keep their committed outputs and never
+// run again.
+func TestStartContinuesAsResumeDoes(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	w := newWorkers()
+	w.fail["b"] = true
+	spec := durable.Spec{Plan: mustPlan(t, chain)}
+	out, err := durable.Start(ctx, s, spec, durable.WithAgent("wc", w.agent()), durable.WithRunID("r"))
+	require.NoError(t, err)
+	require.Equal(t, durable.StatusFailed, out.Status)
+	before, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	require.Equal(t, "done", before.Tasks["a"].Status)
+
+	w.fail["b"] = false
+	out, err = durable.Start(ctx, s, spec, durable.WithAgent("wc", w.agent()), durable.WithRunID("r"))
+	require.NoError(t, err)
+	assert.Equal(t, durable.StatusCompleted, out.Status)
+	assert.Equal(t, 1, w.count("a"), "a done task never runs again")
+	assert.Equal(t, 2, w.count("b"))
+	assert.Equal(t, 1, w.count("c"))
+	after, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	assert.Equal(t, before.Tasks["a"], after.Tasks["a"], "the committed output is kept as it was")
+
+	calls := w.total()
+	out, err = durable.Start(ctx, s, spec, durable.WithAgent("wc", w.agent()), durable.WithRunID("r"))
+	require.NoError(t, err)
+	assert.Equal(t, durable.StatusCompleted, out.Status)
+	assert.Equal(t, calls, w.total(), "a completed run runs nothing")
+	again, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	assert.Equal(t, after.Tasks, again.Tasks)
+}

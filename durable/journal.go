@@ -3,10 +3,12 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/plan"
@@ -14,55 +16,82 @@ import (
 	"github.com/dagent-dev/dagent/store"
 )
 
-// journal journals one run. The run is written to the store when it first
-// has something to keep — its first plan, event, task or LLM exchange — so
-// that a start that runs nothing (the plan was refused, no LLM is
-// configured) leaves no run behind.
+// journal journals one run. [journal.begin] puts the run in the store and
+// takes its lease before the run's first side effect — before the planner
+// is asked, before any task starts — and after the checks that refuse a
+// run, so that a run refused (its plan is invalid, it needs an LLM and has
+// none) leaves nothing behind, and a run whose workers started is in the
+// journal whatever moment its process dies at.
 type journal struct {
-	s store.Store
-	j *store.Journal
+	s     store.Store
+	j     *store.Journal
+	runID string
+	c     config
 
 	mu       sync.Mutex
-	create   *store.Run     // the run to create; nil: it is journaled already
-	seed     map[string]any // outputs to commit as done when it starts
-	first    *plan.Plan     // the first plan, to commit when it starts
-	started  bool           // the run is in the store, and marked running
-	startErr error
+	create   *store.Run     // the run to create; nil: it is journaled already, and leased
+	seed     map[string]any // outputs to commit as done when it begins
+	lease    atomic.Pointer[lease]
+	lost     context.CancelCauseFunc // ends the run when its lease is lost
+	begun    bool
+	beginErr error
 }
 
 // newJournal journals run id in s: a new run when create is set, else the
-// continuation of the journaled run id. The outputs of initial are committed
-// as done tasks that took no attempt when the run is first written, so
-// that a resume finds them too.
-func newJournal(s store.Store, id string, create *store.Run, initial map[string]any, version int) *journal {
-	jr := &journal{s: s, create: create, seed: initial}
-	jr.j = store.NewJournal(lazyStore{Store: s, jr: jr}, id)
+// continuation of the journaled run id, whose lease ls is. The outputs of
+// seed are committed as done tasks that took no attempt when the run
+// begins, so that a resume finds them too.
+func newJournal(s store.Store, id string, c config, create *store.Run, ls *lease, seed map[string]any, version int) *journal {
+	jr := &journal{s: s, runID: id, c: c, create: create, seed: seed}
+	if ls != nil {
+		jr.lease.Store(ls)
+	}
+	jr.j = store.NewJournal(fenced{Store: s, jr: jr}, id)
 	jr.j.SetVersion(version)
 	return jr
 }
 
-// start puts the run in the store, once.
-func (jr *journal) start(ctx context.Context, runID string) error {
+// watch ends the run, through lost, if another process takes it over.
+func (jr *journal) watch(lost context.CancelCauseFunc) {
 	jr.mu.Lock()
 	defer jr.mu.Unlock()
-	if jr.started || jr.startErr != nil {
-		return jr.startErr
+	jr.lost = lost
+	if ls := jr.lease.Load(); ls != nil {
+		ls.beat(lost)
+	}
+}
+
+// begin puts the run in the store and takes its lease, once: a new run is
+// created with its first plan (nil: none yet); a journaled one is marked
+// running again. The outputs to seed are committed then.
+func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	if jr.begun || jr.beginErr != nil {
+		return jr.beginErr
 	}
 	ctx = context.WithoutCancel(ctx)
 	err := func() error {
 		if jr.create != nil {
 			if err := jr.s.CreateRun(ctx, *jr.create); err != nil {
+				if errors.Is(err, store.ErrExists) {
+					return fmt.Errorf("%w: run %s was started by another process at the same time", ErrRunExists, jr.runID)
+				}
 				return err
 			}
-		} else if err := jr.s.SetStatus(ctx, runID, string(StatusRunning), ""); err != nil {
-			return err
-		}
-		if jr.first != nil {
-			raw, err := jr.first.Canonical()
+			ls, err := takeLease(ctx, jr.s, jr.runID, jr.c)
 			if err != nil {
 				return err
 			}
-			if err := jr.s.CommitPlan(ctx, runID, store.PlanVersion{Plan: raw}); err != nil {
+			jr.lease.Store(ls)
+			if jr.lost != nil {
+				ls.beat(jr.lost)
+			}
+		} else if err := jr.s.SetStatus(ctx, jr.runID, string(StatusRunning), ""); err != nil {
+			return err
+		}
+		if first != nil {
+			if err := jr.j.CommitPlan(ctx, executor.PlanCommit{Plan: first}); err != nil {
 				return err
 			}
 		}
@@ -71,94 +100,102 @@ func (jr *journal) start(ctx context.Context, runID string) error {
 			if err != nil {
 				return fmt.Errorf("initial result for %s: %w", id, err)
 			}
-			if err := jr.s.CommitTask(ctx, runID, store.Task{ID: id, Status: string(runner.TaskDone), Output: raw}); err != nil {
+			if err := jr.s.CommitTask(ctx, jr.runID, store.Task{ID: id, Status: string(runner.TaskDone), Output: raw}); err != nil {
 				return err
 			}
 		}
 		return nil
 	}()
-	jr.started, jr.startErr = err == nil, err
+	jr.begun, jr.beginErr = err == nil, err
 	return err
 }
 
-// CommitPlan implements [executor.Journal]. The first plan is committed
-// when the run is first written, so that a plan the runner refuses leaves
-// no run behind; a repair is committed at once, durably.
+// CommitPlan implements [executor.Journal]. The first plan of a new run
+// begins it: the executor commits it once the plan is checked and
+// reviewed, before it runs.
 func (jr *journal) CommitPlan(ctx context.Context, c executor.PlanCommit) error {
-	if c.Version == 0 {
-		jr.mu.Lock()
-		started := jr.started
-		if !started {
-			jr.first = c.Plan
-		}
-		jr.mu.Unlock()
-		if !started {
-			return nil
-		}
+	jr.mu.Lock()
+	begun := jr.begun
+	jr.mu.Unlock()
+	if !begun && c.Version == 0 {
+		return jr.begin(ctx, c.Plan)
 	}
 	return jr.j.CommitPlan(ctx, c)
 }
 
-// finish records how the run ended, when it is in the store: status and
-// the error's text. It returns the first error of journaling the run.
-func (jr *journal) finish(ctx context.Context, runID string, status Status, text string) error {
+// finish records how the run ended, when it began — status and the
+// error's text — and gives its lease up. It returns the first error of
+// journaling the run.
+func (jr *journal) finish(ctx context.Context, status Status, text string) error {
 	jr.mu.Lock()
-	started, startErr := jr.started, jr.startErr
+	begun, beginErr := jr.begun, jr.beginErr
 	jr.mu.Unlock()
-	if startErr != nil || !started {
-		return startErr
+	ls := jr.lease.Load()
+	err := beginErr
+	if begun {
+		if err = ls.check(); err == nil {
+			err = jr.s.SetStatus(context.WithoutCancel(ctx), jr.runID, string(status), text)
+		}
+		if err == nil {
+			err = jr.j.Err()
+		}
 	}
-	if err := jr.s.SetStatus(context.WithoutCancel(ctx), runID, string(status), text); err != nil {
-		return err
+	if ls != nil {
+		if rerr := ls.release(ctx); err == nil && !begun {
+			err = rerr
+		}
 	}
-	return jr.j.Err()
+	return err
 }
 
-// lazyStore is the store the journal writes to: it puts the run in the
-// store before the run's first write.
-type lazyStore struct {
+// fenced is the store the journal writes to: once another process has
+// taken the run over, the run's writes fail rather than mix with that
+// process's.
+type fenced struct {
 	store.Store
 	jr *journal
 }
 
-func (l lazyStore) AppendEvents(ctx context.Context, runID string, events []store.Event) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) check() error { return f.jr.lease.Load().check() }
+
+func (f fenced) AppendEvents(ctx context.Context, runID string, events []store.Event) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.AppendEvents(ctx, runID, events)
+	return f.Store.AppendEvents(ctx, runID, events)
 }
 
-func (l lazyStore) CommitTask(ctx context.Context, runID string, t store.Task) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) CommitTask(ctx context.Context, runID string, t store.Task) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.CommitTask(ctx, runID, t)
+	return f.Store.CommitTask(ctx, runID, t)
 }
 
-func (l lazyStore) CommitBatch(ctx context.Context, runID string, b store.Batch) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) CommitBatch(ctx context.Context, runID string, b store.Batch) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.CommitBatch(ctx, runID, b)
+	return f.Store.CommitBatch(ctx, runID, b)
 }
 
-func (l lazyStore) CommitPlan(ctx context.Context, runID string, v store.PlanVersion) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) CommitPlan(ctx context.Context, runID string, v store.PlanVersion) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.CommitPlan(ctx, runID, v)
+	return f.Store.CommitPlan(ctx, runID, v)
 }
 
-func (l lazyStore) SetStatus(ctx context.Context, runID, status, errText string) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) SetStatus(ctx context.Context, runID, status, errText string) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.SetStatus(ctx, runID, status, errText)
+	return f.Store.SetStatus(ctx, runID, status, errText)
 }
 
-func (l lazyStore) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
-	if err := l.jr.start(ctx, runID); err != nil {
+func (f fenced) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
+	if err := f.check(); err != nil {
 		return err
 	}
-	return l.Store.RecordExchange(ctx, runID, key, exchange)
+	return f.Store.RecordExchange(ctx, runID, key, exchange)
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
@@ -48,6 +49,9 @@ type config struct {
 	initial   map[string]any
 	runID     string
 	rerun     bool
+
+	staleAfter time.Duration
+	takeover   bool
 }
 
 func newConfig(opts []Option) config {
@@ -115,4 +119,21 @@ func WithRunID(id string) Option {
 // report counts the calls.
 func WithRerunWorkers() Option {
 	return func(c *config) { c.rerun = true }
+}
+
+// WithStaleAfter sets how long the owner of a run on another host may go
+// without a heartbeat before [Resume] (or a [Start] that continues the
+// run) takes it for dead; default [DefaultStaleAfter]. The process that
+// runs the run beats every third of it.
+func WithStaleAfter(d time.Duration) Option {
+	return func(c *config) { c.staleAfter = d }
+}
+
+// WithTakeover makes [Resume] (or a [Start] that continues a run) take the
+// run from its owner even when that owner looks alive ([Alive]): a process
+// that hangs, or a process id taken by another program since its owner
+// died. An owner still running stops at its next heartbeat, with
+// [ErrLeaseLost]; until then both may run tasks.
+func WithTakeover() Option {
+	return func(c *config) { c.takeover = true }
 }

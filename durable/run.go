@@ -22,6 +22,7 @@ import (
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // EventPlanned is the event of a run that starts from a mission, when the
@@ -89,11 +90,20 @@ type Outcome struct {
 // completed run, a failure, a wait for review, a halt of its repairs or
 // ctx ending it (the run is then cancelled, and can be resumed).
 //
-// The run is written to s when it first has something to keep, so that a
-// start that runs nothing — the plan is invalid, the critic refused it, no
-// LLM is configured — leaves no run behind. Each task's final state, each
-// plan the run adopts and each LLM exchange is durable before the run goes
-// on.
+// The run is written to s, and this process takes its lease, before its
+// first side effect — before the planner is asked, before any task starts
+// — and after the checks that refuse a run: a start whose spec or plan is
+// invalid, or that needs an LLM and has none, leaves no run behind. Each
+// task's final state, each plan the run adopts and each LLM exchange is
+// durable before the run goes on. While it runs, the run's lease is kept
+// fresh ([WithStaleAfter]); it is given up when the run ends.
+//
+// Under the id of a journaled run ([WithRunID]) of the same plan that does
+// not replan, Start goes on with that run exactly as [Resume] does: its
+// done tasks keep their outputs and never run again, the initial results
+// it has not done are committed, and a run another process owns is
+// refused with a [*store.OwnedError]. Under the id of another plan's run,
+// or of a run that replans, it fails with [ErrRunExists].
 //
 // The error says why the run could not start or go on: an invalid spec,
 // an invalid [WithRunID] (matching [runner.ErrInvalidRunID]), a plan that
@@ -111,11 +121,24 @@ func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outc
 			return nil, err
 		}
 	}
+	runID := cmp.Or(c.runID, runner.NewRunID(time.Now()))
+	if s != nil {
+		rec, err := s.Load(ctx, runID)
+		switch {
+		case err == nil:
+			r, err := continuable(rec, spec)
+			if err != nil {
+				return nil, err
+			}
+			return r.resume(ctx, s, c, c.initial)
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
 	reg, err := c.resolve(ctx, &spec, "")
 	if err != nil {
 		return nil, err
 	}
-	runID := cmp.Or(c.runID, runner.NewRunID(time.Now()))
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -125,46 +148,41 @@ func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outc
 		return l.exec(ctx)
 	}
 	create := &store.Run{ID: runID, Spec: raw, Mission: spec.mission()}
-	seed := c.initial
-	rec, err := s.Load(ctx, runID)
-	switch {
-	case err == nil:
-		if seed, err = continued(rec, spec, seed); err != nil {
+	if spec.Plan != nil {
+		if create.Plan, err = spec.Plan.Canonical(); err != nil {
 			return nil, err
 		}
-		create = nil
-	case !errors.Is(err, store.ErrNotFound):
-		return nil, err
 	}
-	l.jr = newJournal(s, runID, create, seed, 0)
+	l.jr = newJournal(s, runID, c, create, nil, c.initial, 0)
 	return l.exec(ctx)
 }
 
-// continued returns what a start of a run journaled already as rec must
-// commit of its initial results: those rec does not hold as done. Only a
-// run of the same plan that does not replan is continued.
-func continued(rec *store.Record, spec Spec, initial map[string]any) (map[string]any, error) {
+// continuable returns the journaled run rec, which a start of spec goes on
+// with: only a run of the same plan, when neither replans.
+func continuable(rec *store.Record, spec Spec) (*Run, error) {
+	refused := fmt.Errorf("%w: run %s is in the journal already, with another plan or replanning: start this run under another id, or resume that one", ErrRunExists, rec.ID)
+	if spec.Plan == nil || spec.Replan != nil {
+		return nil, refused
+	}
+	want, err := spec.Plan.Canonical()
+	if err != nil {
+		return nil, err
+	}
 	first := rec.Plan
 	if len(rec.Plans) > 0 {
 		first = rec.Plans[0].Plan
 	}
-	var want []byte
-	if spec.Plan != nil {
-		var err error
-		if want, err = spec.Plan.Canonical(); err != nil {
-			return nil, err
-		}
+	if !bytes.Equal(first, want) {
+		return nil, refused
 	}
-	if spec.Plan == nil || spec.Replan != nil || !bytes.Equal(first, want) {
-		return nil, fmt.Errorf("%w: run %s is in the journal already, with another plan or replanning: start this run under another id, or resume that one", ErrRunExists, rec.ID)
+	r, err := view(rec)
+	if err != nil {
+		return nil, err
 	}
-	seed := make(map[string]any, len(initial))
-	for id, out := range initial {
-		if t, ok := rec.Tasks[id]; !ok || t.Status != string(runner.TaskDone) {
-			seed[id] = out
-		}
+	if r.Spec.Replan != nil || len(r.Plans) > 1 {
+		return nil, refused
 	}
-	return seed, nil
+	return r, nil
 }
 
 // Resume continues the journaled run id (or the one run whose id begins
@@ -175,6 +193,12 @@ func continued(rec *store.Record, spec Spec, initial map[string]any) (map[string
 // key. A run that replans continues from the plan version it adopted last,
 // with its repair history and what is left of its limits. A completed run
 // is returned as the journal has it; nothing runs.
+//
+// The process takes the run's lease first, and reads the run again once
+// it holds it. A run whose owner is alive ([Alive]) is refused with a
+// [*store.OwnedError] that names it (it matches [store.ErrOwned]), unless
+// [WithTakeover]; an owner that died — its process is gone, or its
+// heartbeat is older than [WithStaleAfter] — is taken over.
 //
 // A run waiting for review takes the decisions given with [WithReviews].
 // A catalog whose digest is not the one the run recorded when it started
@@ -188,14 +212,15 @@ func Resume(ctx context.Context, s store.Store, id string, opts ...Option) (*Out
 }
 
 // Resume is [Resume] of r, read from s by [Load]: for a host that looks at
-// the run before it resumes it, without reading it twice.
+// the run before it resumes it.
 func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outcome, error) {
-	c := newConfig(opts)
-	current := r.Plan()
-	for tid := range c.reviews {
-		if current == nil || !slices.ContainsFunc(current.Tasks, func(t plan.Task) bool { return t.ID == tid && t.Type == plan.TypeHumanReview }) {
-			return nil, fmt.Errorf("%w: a review decision for %q, which is not a human_review task of run %s", ErrNotResumable, tid, r.ID)
-		}
+	return r.resume(ctx, s, newConfig(opts), nil)
+}
+
+// resume resumes r, committing the outputs of seed it has not done.
+func (r *Run) resume(ctx context.Context, s store.Store, c config, seed map[string]any) (*Outcome, error) {
+	if err := r.checkReviews(c.reviews); err != nil {
+		return nil, err
 	}
 	if r.Status == StatusCompleted {
 		return r.outcome()
@@ -204,14 +229,50 @@ func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	done, _, err := store.Resume(r.Record)
+	ls, err := takeLease(ctx, s, r.ID, c)
 	if err != nil {
 		return nil, err
 	}
+	// Read again now that the run is this process's: another process may
+	// have gone on with it since r was read, and even ended it.
+	now, err := s.Load(ctx, r.ID)
+	if err == nil {
+		r, err = view(now)
+	}
+	if err != nil || r.Status == StatusCompleted {
+		rerr := ls.release(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out, err := r.outcome()
+		return out, errors.Join(err, rerr)
+	}
+	done, _, err := store.Resume(r.Record)
+	if err != nil {
+		return nil, errors.Join(err, ls.release(ctx))
+	}
+	fresh := make(map[string]any, len(seed))
+	for id, out := range seed {
+		if _, ok := done[id]; !ok {
+			fresh[id], done[id] = out, out
+		}
+	}
 	version := max(len(r.Plans)-1, 0)
-	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: current, initial: done, history: r.History, resumed: len(r.Plans) > 0}
-	l.jr = newJournal(s, r.ID, nil, nil, version)
+	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: r.Plan(), initial: done, history: r.History, resumed: len(r.Plans) > 0}
+	l.jr = newJournal(s, r.ID, c, nil, ls, fresh, version)
 	return l.exec(ctx)
+}
+
+// checkReviews refuses a decision for a task that is not a human review
+// of the run's current plan.
+func (r *Run) checkReviews(reviews map[string]runner.Decision) error {
+	current := r.Plan()
+	for tid := range reviews {
+		if current == nil || !slices.ContainsFunc(current.Tasks, func(t plan.Task) bool { return t.ID == tid && t.Type == plan.TypeHumanReview }) {
+			return fmt.Errorf("%w: a review decision for %q, which is not a human_review task of run %s", ErrNotResumable, tid, r.ID)
+		}
+	}
+	return nil
 }
 
 // resolve returns the registry the run's plans are checked against and
@@ -305,6 +366,10 @@ func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
 	l.llm = &lazyLLM{f: l.c.llm, budget: llm.Budget{MaxTokens: l.spec.Budget.MaxTokens, MaxCalls: l.spec.Budget.MaxCalls}, model: l.spec.LLM.Model}
 	l.observers = l.c.observers
 	if l.jr != nil {
+		var lost context.CancelCauseFunc
+		ctx, lost = context.WithCancelCause(ctx)
+		defer lost(nil)
+		l.jr.watch(lost)
 		l.llm.wrap = l.jr.j.RecordLLM
 		l.observers = append([]runner.Observer{l.jr.j}, l.observers...)
 		defer func() {
@@ -312,10 +377,20 @@ func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
 			if out != nil && out.Result != nil {
 				status, text = statusOf(out.Result), errText(out.Result.Err)
 			}
-			if jerr := l.jr.finish(ctx, l.runID, status, text); jerr != nil && err == nil {
+			jerr := l.jr.finish(ctx, status, text)
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, ErrLeaseLost):
+				err = cause
+			case jerr != nil && err == nil:
 				err = fmt.Errorf("journal: %w", jerr)
 			}
 		}()
+		if l.jr.create == nil {
+			// A journaled run goes on: running again from now.
+			if err := l.jr.begin(ctx, nil); err != nil {
+				return nil, fmt.Errorf("journal: %w", err)
+			}
+		}
 	}
 	out = &Outcome{RunID: l.runID}
 	if l.current == nil {
@@ -334,6 +409,12 @@ func (l *launch) planMission(ctx context.Context, out *Outcome) error {
 	planner, err := l.planner()
 	if err != nil {
 		return err
+	}
+	if l.jr != nil {
+		// Planning is the run's first side effect: the run begins here.
+		if err := l.jr.begin(ctx, nil); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
 	}
 	if d := l.spec.Budget.MaxDuration; d > 0 {
 		var cancel context.CancelFunc
@@ -418,6 +499,44 @@ func (l *launch) check() (*plan.DAG, error) {
 	return l.current.DAG(plan.WithCatalog(l.reg))
 }
 
+// precheck does before the run begins what would make the runner refuse
+// it: it compiles the verification predicates of the tasks to run (the
+// set it returns, for the runner) and asks for the LLM of the plan's LLM
+// agents, if any are to run. A run refused so is never journaled.
+func (l *launch) precheck() (*verify.Set, error) {
+	preds := verify.NewSet()
+	var bad []error
+	needLLM := map[bool]bool{}
+	for _, t := range l.current.Tasks {
+		if _, done := l.initial[t.ID]; done {
+			continue
+		}
+		if t.Verification != "" {
+			if _, err := preds.Compile(t.Verification); err != nil {
+				bad = append(bad, &runner.PredicateError{TaskID: t.ID, Err: err})
+			}
+		}
+		if t.Type == plan.TypeHumanReview {
+			continue
+		}
+		if l.reg != nil {
+			if _, ok := l.reg.Lookup(t.Agent); ok {
+				continue
+			}
+		}
+		needLLM[l.current.Agents[t.Agent].Model == ""] = true
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+	for modelNeeded := range needLLM {
+		if _, err := l.llm.client(modelNeeded); err != nil {
+			return nil, err
+		}
+	}
+	return preds, nil
+}
+
 // run runs the launch's plan once, as a run that does not replan.
 func (l *launch) run(ctx context.Context, out *Outcome) error {
 	if d := l.spec.Budget.MaxDuration; d > 0 {
@@ -429,6 +548,14 @@ func (l *launch) run(ctx context.Context, out *Outcome) error {
 	if err != nil {
 		return err
 	}
+	var runOpts []runner.RunOption
+	if l.jr != nil {
+		preds, err := l.precheck()
+		if err != nil {
+			return err
+		}
+		runOpts = append(runOpts, runner.WithPredicates(preds))
+	}
 	if j := l.planJournal(); j != nil && !l.resumed {
 		if err := j.CommitPlan(ctx, executor.PlanCommit{Plan: l.current}); err != nil {
 			return fmt.Errorf("journal: %w", err)
@@ -438,8 +565,8 @@ func (l *launch) run(ctx context.Context, out *Outcome) error {
 	for _, o := range l.observers {
 		opts = append(opts, runner.WithObserver(o))
 	}
-	res, err := runner.New(opts...).Run(ctx, d, runner.WithRunID(l.runID),
-		runner.WithInitialResults(l.initial), runner.WithReviews(l.c.reviews))
+	res, err := runner.New(opts...).Run(ctx, d, append(runOpts, runner.WithRunID(l.runID),
+		runner.WithInitialResults(l.initial), runner.WithReviews(l.c.reviews))...)
 	out.Plan, out.Result = l.current, res
 	if res != nil {
 		out.Status = statusOf(res)

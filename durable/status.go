@@ -15,7 +15,8 @@ type Status string
 // The statuses of a journaled run.
 const (
 	// StatusRunning: the run is running — or its process died, and it
-	// stays running until it is resumed.
+	// stays running until it is resumed; the run's owner
+	// ([store.Record.Owner], [Alive]) tells the two apart.
 	StatusRunning Status = store.StatusRunning
 	// StatusCancelled: the run was interrupted (its context was
 	// cancelled); it can be resumed.

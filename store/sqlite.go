@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -20,6 +22,10 @@ import (
 // ErrSchemaTooNew: the database was written by a newer dagent, whose schema
 // this one does not know; it is refused rather than misread.
 var ErrSchemaTooNew = errors.New("database schema is newer than this dagent knows")
+
+// ErrSchemaTooOld: a database opened [ReadOnly] has a schema too old to be
+// read as it is; opening it to write brings it up to date.
+var ErrSchemaTooOld = errors.New("database schema is too old to read without upgrading it")
 
 // DefaultBusyTimeout is how long a write waits for another process's write
 // to finish before it fails.
@@ -44,10 +50,11 @@ const DefaultBusyTimeout = 5 * time.Second
 // Reads run beside writes (WAL) on their own connections and see a
 // consistent snapshot.
 type SQLite struct {
-	path string
-	busy time.Duration
-	w    *sql.DB // writes: one connection, BEGIN IMMEDIATE
-	r    *sql.DB // reads
+	path   string
+	busy   time.Duration
+	schema int     // the database's schema version
+	w      *sql.DB // writes: one connection, BEGIN IMMEDIATE; nil when read-only
+	r      *sql.DB // reads
 
 	insertExchange, lastEvent, lastExchange, lastPlan, upsertPlan *sql.Stmt
 	batch                                                         batchStmts // tasks and events
@@ -62,8 +69,9 @@ var _ Store = (*SQLite)(nil)
 type Option func(*options)
 
 type options struct {
-	busy time.Duration
-	full bool
+	busy     time.Duration
+	full     bool
+	readOnly bool
 }
 
 // WithBusyTimeout sets how long a write waits for another process's write;
@@ -76,6 +84,17 @@ func WithBusyTimeout(d time.Duration) Option {
 // (synchronous=FULL: an fsync of the WAL per commit).
 func WithFullSync() Option {
 	return func(o *options) { o.full = true }
+}
+
+// ReadOnly opens the store to read it only: the database must exist, is
+// opened read-only (SQLite's mode=ro and query_only) and is never
+// migrated, so that a reader takes no write lock — it reads beside a
+// writer that holds it — and can read a database it may not write to, such
+// as a read-only copy. A database of an older schema is read as it is when
+// it can be, else refused with [ErrSchemaTooOld]; the methods that write
+// fail with [ErrReadOnly].
+func ReadOnly() Option {
+	return func(o *options) { o.readOnly = true }
 }
 
 // Open opens the [SQLite] store at path, creating the file and its parent
@@ -96,6 +115,13 @@ func Open(path string, opts ...Option) (*SQLite, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if o.readOnly {
+		s, err := openReadOnly(path, abs, o)
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+		return s, nil
 	}
 	if err := createPrivate(abs); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -139,7 +165,84 @@ func Open(path string, opts ...Option) (*SQLite, error) {
 		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	s.schema = SchemaVersion
 	return s, nil
+}
+
+// openReadOnly opens the database at abs read-only, as it is.
+func openReadOnly(path, abs string, o options) (*SQLite, error) {
+	if _, err := os.Stat(abs); err != nil {
+		return nil, err
+	}
+	s := &SQLite{path: path, busy: o.busy}
+	var err error
+	if s.r, s.schema, err = reader(abs, o.busy, false); err == nil {
+		return s, nil
+	}
+	// SQLite reads a database in WAL mode beside its -shm file, which it
+	// creates when there is none; where it cannot (a read-only copy, a
+	// read-only directory), a database without a -wal file to read, which
+	// no process writes, can be read as immutable.
+	if info, serr := os.Stat(abs + "-wal"); (serr == nil && info.Size() > 0) || (serr != nil && !errors.Is(serr, fs.ErrNotExist)) {
+		return nil, err
+	}
+	var ierr error
+	if s.r, s.schema, ierr = reader(abs, o.busy, true); ierr != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// reader opens the database at abs read-only (immutable: as a file no
+// process writes) and returns its schema version.
+func reader(abs string, busy time.Duration, immutable bool) (*sql.DB, int, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	if immutable {
+		q.Set("immutable", "1")
+	}
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
+	q.Set("_query_only", "1")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	r, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, 0, err
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(2)
+	v, err := readSchema(context.Background(), r)
+	if err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, v, nil
+}
+
+// oldestReadable is the oldest schema version the store reads as it is.
+const oldestReadable = 2
+
+// readSchema returns the schema version of a database it must read as it
+// is: an error unless it is one the store can read.
+func readSchema(ctx context.Context, db *sql.DB) (int, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&n); err != nil {
+		return 0, err
+	}
+	v := 0
+	if n > 0 {
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case v > len(migrations):
+		return 0, fmt.Errorf("%w: the database has schema version %d and this dagent knows versions up to %d; use a newer dagent, or another database file",
+			ErrSchemaTooNew, v, len(migrations))
+	case v < oldestReadable:
+		return 0, fmt.Errorf("%w: the database has schema version %d, and is read from version %d on; open it once to write (a dagent command that journals, such as run or resume), which upgrades it",
+			ErrSchemaTooOld, v, oldestReadable)
+	}
+	return v, nil
 }
 
 // Path is the path the store was opened with.
@@ -232,10 +335,21 @@ var migrations = [][]string{
 		`DROP TABLE tasks`,
 		`ALTER TABLE tasks_v2 RENAME TO tasks`,
 	},
+	// 3: the lease on a run: the process that owns it.
+	{
+		`CREATE TABLE leases (
+			run_id    TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+			owner     TEXT NOT NULL,     -- the lease's token
+			pid       INTEGER NOT NULL,
+			host      TEXT NOT NULL,
+			started   INTEGER NOT NULL,  -- Unix nanoseconds
+			heartbeat INTEGER NOT NULL   -- Unix nanoseconds
+		) WITHOUT ROWID`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {
@@ -304,7 +418,9 @@ func (s *SQLite) Close() error {
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
-		errs = append(errs, s.w.Close())
+		if s.w != nil {
+			errs = append(errs, s.w.Close())
+		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("store: close %s: %w", s.path, err)
 		}
@@ -380,6 +496,9 @@ func isBusy(err error) bool {
 // timeout SQLite itself waits, or a lock it does not wait for — the whole
 // transaction is tried again until the busy timeout has passed.
 func (s *SQLite) write(ctx context.Context, f func(*sql.Tx) error) error {
+	if s.w == nil {
+		return ErrReadOnly
+	}
 	deadline := time.Now().Add(s.busy)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := s.tryWrite(ctx, f)
@@ -724,6 +843,12 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 
+	if s.schema >= 3 {
+		if rec.Owner, err = leaseOf(ctx, tx, runID); err != nil {
+			return nil, err
+		}
+	}
+
 	rows, err = tx.QueryContext(ctx, `SELECT seq, key, exchange FROM exchanges WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, err
@@ -755,8 +880,13 @@ func raw(b []byte) json.RawMessage {
 // List implements [Store].
 func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
 	// A run's latest plan is its highest plan version's, else the plan it
-	// started with; a task's latest state is its highest version's.
-	rows, err := s.r.QueryContext(ctx, `SELECT r.id, r.created,
+	// started with; a task's latest state is its highest version's. A
+	// database of schema 2, read as it is, has no leases.
+	owner, leases := `NULL, NULL, NULL, NULL, NULL`, ``
+	if s.schema >= 3 {
+		owner, leases = `l.owner, l.pid, l.host, l.started, l.heartbeat`, `LEFT JOIN leases l ON l.run_id = r.id`
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+owner+`, r.id, r.created,
 			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0),
 				COALESCE((SELECT MAX(p.committed) FROM plans p WHERE p.run_id = r.id), 0)),
 			r.status,
@@ -765,7 +895,7 @@ func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
 			COALESCE((SELECT p.plan_hash FROM plans p WHERE p.run_id = r.id ORDER BY p.version DESC LIMIT 1), r.plan_hash),
 			(SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'
 				AND t.version = (SELECT MAX(u.version) FROM tasks u WHERE u.run_id = t.run_id AND u.task_id = t.task_id))
-		FROM runs r ORDER BY r.created DESC, r.id DESC`)
+		FROM runs r `+leases+` ORDER BY r.created DESC, r.id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
@@ -774,14 +904,119 @@ func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
 	for rows.Next() {
 		var sm Summary
 		var created, updated sql.NullInt64
-		if err := rows.Scan(&sm.ID, &created, &updated, &sm.Status, &sm.Total, &sm.Mission, &sm.PlanHash, &sm.Done); err != nil {
+		var lo ownerRow
+		if err := rows.Scan(&lo.id, &lo.pid, &lo.host, &lo.started, &lo.heartbeat, &sm.ID, &created, &updated, &sm.Status, &sm.Total, &sm.Mission, &sm.PlanHash, &sm.Done); err != nil {
 			return nil, fmt.Errorf("store: list runs: %w", err)
 		}
-		sm.Created, sm.Updated = timeOf(created), timeOf(updated)
+		sm.Created, sm.Updated, sm.Owner = timeOf(created), timeOf(updated), lo.owner()
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
 	return out, nil
+}
+
+// ownerRow is a scanned lease, NULL when the run has none.
+type ownerRow struct {
+	id, host           sql.NullString
+	pid                sql.NullInt64
+	started, heartbeat sql.NullInt64
+}
+
+func (r ownerRow) owner() *Owner {
+	if !r.id.Valid {
+		return nil
+	}
+	return &Owner{ID: r.id.String, PID: int(r.pid.Int64), Host: r.host.String, Started: timeOf(r.started), Heartbeat: timeOf(r.heartbeat)}
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// leaseOf returns the owner of the run, nil for none.
+func leaseOf(ctx context.Context, q querier, runID string) (*Owner, error) {
+	var r ownerRow
+	err := q.QueryRowContext(ctx, `SELECT owner, pid, host, started, heartbeat FROM leases WHERE run_id = ?`, runID).
+		Scan(&r.id, &r.pid, &r.host, &r.started, &r.heartbeat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.owner(), nil
+}
+
+// Acquire implements [Store]: the owner is read and replaced in one write
+// transaction, so that of two processes acquiring one run at once, one
+// gets it and the other sees it owned.
+func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(Owner) bool) error {
+	if o.ID == "" {
+		return fmt.Errorf("store: run %q: acquire: the owner has no id", runID)
+	}
+	now := time.Now()
+	if o.Started.IsZero() {
+		o.Started = now
+	}
+	if o.Heartbeat.IsZero() {
+		o.Heartbeat = now
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		cur, err := leaseOf(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if cur != nil && cur.ID != o.ID && (dead == nil || !dead(*cur)) {
+			return &OwnedError{RunID: runID, Owner: *cur}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (run_id, owner, pid, host, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
+				started = excluded.started, heartbeat = excluded.heartbeat`,
+			runID, o.ID, o.PID, o.Host, o.Started.UnixNano(), o.Heartbeat.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: acquire: %w", runID, err)
+	}
+	return nil
+}
+
+// Heartbeat implements [Store].
+func (s *SQLite) Heartbeat(ctx context.Context, runID string, o Owner) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotOwner
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: heartbeat: %w", runID, err)
+	}
+	return nil
+}
+
+// Release implements [Store].
+func (s *SQLite) Release(ctx context.Context, runID string, o Owner) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE run_id = ? AND owner = ?`, runID, o.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: release: %w", runID, err)
+	}
+	return nil
 }

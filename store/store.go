@@ -6,7 +6,8 @@
 // through [runner.WithJournal] and, as an observer, appends the events and
 // the run's status; [Journal.CommitPlan] keeps each plan a replanning run
 // adopts; [Store.Load] and [Resume] feed a resumed run its initial results;
-// [Replayer] answers a replay from the recorded exchanges.
+// [Replayer] answers a replay from the recorded exchanges; [Store.Acquire]
+// gives a run one owner at a time.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
@@ -15,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -24,7 +26,44 @@ var (
 	ErrNotFound = errors.New("run not found")
 	// ErrExists: a run with that id exists already.
 	ErrExists = errors.New("run exists already")
+	// ErrOwned: another owner holds the run's lease; the error is an
+	// [*OwnedError] that names it.
+	ErrOwned = errors.New("the run has another owner")
+	// ErrNotOwner: the owner given does not hold the run's lease (any
+	// more): it was taken over.
+	ErrNotOwner = errors.New("the run's lease is not held by this owner")
+	// ErrReadOnly: the store was opened read-only ([ReadOnly]).
+	ErrReadOnly = errors.New("the store is open read-only")
 )
+
+// OwnedError is [Store.Acquire] refusing a run that another owner holds.
+type OwnedError struct {
+	RunID string
+	Owner Owner
+}
+
+func (e *OwnedError) Error() string {
+	return fmt.Sprintf("run %s is owned by process %d on %s, which took it at %s and was last heard of at %s",
+		e.RunID, e.Owner.PID, e.Owner.Host, e.Owner.Started.Local().Format(time.DateTime), e.Owner.Heartbeat.Local().Format(time.DateTime))
+}
+
+// Is makes an OwnedError match [ErrOwned].
+func (e *OwnedError) Is(target error) bool { return target == ErrOwned }
+
+// Owner is the holder of a run's lease: the process that runs it. A run
+// has at most one owner; the lease is taken with [Store.Acquire], kept
+// fresh with [Store.Heartbeat] and given up with [Store.Release].
+type Owner struct {
+	// ID tells this lease from any other, of any process: a random token,
+	// new for each acquisition.
+	ID   string
+	PID  int
+	Host string
+	// Started is when the owner took the run; Heartbeat when it last said
+	// it is alive. A zero value is the current time.
+	Started   time.Time
+	Heartbeat time.Time
+}
 
 // StatusRunning is the status of a run from [Store.CreateRun] until
 // [Store.SetStatus]; a run whose process died keeps it. The other statuses are
@@ -73,6 +112,19 @@ type Store interface {
 	Load(ctx context.Context, runID string) (*Record, error)
 	// List returns the runs, newest first.
 	List(ctx context.Context) ([]Summary, error)
+	// Acquire makes o the owner of the run, atomically: when the run has
+	// no owner, when its owner is o itself (the same ID), or when dead
+	// reports its owner dead (nil: no owner is). Otherwise it fails with an
+	// [*OwnedError] naming the owner, and changes nothing. dead is called
+	// inside the store's transaction: it must be quick and must not use the
+	// store.
+	Acquire(ctx context.Context, runID string, o Owner, dead func(Owner) bool) error
+	// Heartbeat records that o, the run's owner, is alive now; [ErrNotOwner]
+	// when o does not hold the run's lease.
+	Heartbeat(ctx context.Context, runID string, o Owner) error
+	// Release gives up o's lease on the run; it does nothing when o does
+	// not hold it.
+	Release(ctx context.Context, runID string, o Owner) error
 	Close() error
 }
 
@@ -178,6 +230,8 @@ type Record struct {
 	Commits   []Task
 	Events    []Event    // by Seq
 	Exchanges []Exchange // by Seq
+	// Owner holds the run's lease; nil when no process does.
+	Owner *Owner
 }
 
 // LatestPlan returns the canonical plan the run is at: its highest
@@ -202,4 +256,6 @@ type Summary struct {
 	Total    int
 	Mission  string
 	PlanHash string // hex sha256 of the latest plan, first 12 digits
+	// Owner holds the run's lease; nil when no process does.
+	Owner *Owner
 }

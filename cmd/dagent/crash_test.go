@@ -42,6 +42,8 @@ func TestJournalProcesses(t *testing.T) {
 	t.Run("replan crash", func(t *testing.T) { testReplanCrashes(t, bin) })
 	t.Run("concurrent", func(t *testing.T) { testConcurrentRuns(t, bin) })
 	t.Run("interrupt", func(t *testing.T) { testInterrupt(t, bin) })
+	t.Run("early kill", func(t *testing.T) { testEarlyKills(t, bin) })
+	t.Run("two resumes", func(t *testing.T) { testTwoResumes(t, bin) })
 }
 
 // phasedPlan is a plan of 12 work tasks in 4 phases of 3: each task of a
@@ -359,6 +361,107 @@ func testInterrupt(t *testing.T, bin string) {
 	assert.Equal(t, "a", tasks[0])
 	assert.Equal(t, 1, strings.Count(strings.Join(tasks, " "), "a"), "a ran once: %v", tasks)
 	assert.Equal(t, "c", tasks[len(tasks)-1])
+}
+
+// testEarlyKills kills dagent run 0-30 ms after it starts, while it
+// starts the run: whenever a worker started (the side-effect log holds a
+// delivery of the run) or the run's id was printed, the run is in the
+// journal.
+func testEarlyKills(t *testing.T, bin string) {
+	rng := rand.New(rand.NewPCG(20261124, 30))
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(phasedPlan(rng)), 0o600))
+	db := filepath.Join(dir, "early.db")
+	const kills = 60
+	started, printed := 0, 0
+	for i := range kills {
+		id := fmt.Sprintf("early-%d", i)
+		var stdout bytes.Buffer
+		cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--run-id", id)
+		cmd.Stdout = &stdout
+		require.NoError(t, cmd.Start())
+		time.Sleep(time.Duration(rng.IntN(31)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		waitWorkers(t, filepath.Join(dir, "work.sh"))
+		rec := checkDB(t, db, id)
+		ran := slices.ContainsFunc(sideEffects(t, log), func(e [2]string) bool { return strings.HasPrefix(e[1], id+"/") })
+		said := strings.HasPrefix(stdout.String(), "run "+id+"\n")
+		if ran {
+			started++
+			assert.NotNil(t, rec, "kill %d: workers of run %s started, and the run is not in the journal", i, id)
+		}
+		if said {
+			printed++
+			assert.NotNil(t, rec, "kill %d: the id of run %s was printed, and the run is not in the journal", i, id)
+		}
+	}
+	t.Logf("%d early kills: workers had started in %d, the id was printed in %d", kills, started, printed)
+}
+
+// testTwoResumes kills a run, then resumes it with two dagent resume
+// processes at once: one runs it, the other is refused, naming the owner
+// (or, when it comes second, finds the run completed), and no task runs
+// twice after the kill.
+func testTwoResumes(t *testing.T, bin string) {
+	rng := rand.New(rand.NewPCG(20261124, 2))
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(phasedPlan(rng)), 0o600))
+	db := filepath.Join(dir, "two.db")
+	refusals := 0
+	for cycle := range 5 {
+		id := fmt.Sprintf("two-%d", cycle)
+		cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--run-id", id)
+		require.NoError(t, cmd.Start())
+		time.Sleep(time.Duration(150+rng.IntN(200)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		waitWorkers(t, filepath.Join(dir, "work.sh"))
+		rec := checkDB(t, db, id)
+		require.NotNil(t, rec, "run %s is journaled", id)
+		before := len(sideEffects(t, log))
+
+		var outputs [2]bytes.Buffer
+		var resumes [2]*exec.Cmd
+		for i := range resumes {
+			resumes[i] = exec.Command(bin, "resume", id, "--db", db)
+			resumes[i].Stdout, resumes[i].Stderr = &outputs[i], &outputs[i]
+		}
+		for _, c := range resumes {
+			require.NoError(t, c.Start())
+		}
+		ran := 0
+		for i, c := range resumes {
+			err := c.Wait()
+			var exit *exec.ExitError
+			switch {
+			case err == nil:
+				ran++
+			case errors.As(err, &exit) && exit.ExitCode() == exitUsage && strings.Contains(outputs[i].String(), "is being run by process"):
+				refusals++
+			default:
+				t.Fatalf("resume %d of %s: %v:\n%s", i, id, err, outputs[i].String())
+			}
+		}
+		assert.GreaterOrEqual(t, ran, 1, "run %s: a resume ran it", id)
+		rec = checkDB(t, db, id)
+		assert.Equal(t, "completed", rec.Status, id)
+		assert.Nil(t, rec.Owner, "run %s: the lease is given up", id)
+		runs := map[string]int{}
+		for _, e := range sideEffects(t, log)[before:] {
+			if strings.HasPrefix(e[1], id+"/") {
+				runs[e[0]]++
+			}
+		}
+		for task, n := range runs {
+			assert.Equal(t, 1, n, "run %s: task %s ran %d times after the kill", id, task, n)
+		}
+	}
+	t.Logf("5 runs resumed twice at once: %d resumes refused", refusals)
 }
 
 // waitWorkers waits until no process runs the worker script (read from

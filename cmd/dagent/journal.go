@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
@@ -45,14 +47,78 @@ func openStore(path string) (*store.SQLite, error) {
 	return s, nil
 }
 
-// openExisting opens the journal to read a run from it; a database that
-// does not exist is an error that says where it was looked for.
+// openExisting opens the journal to read runs from it, read-only: a
+// reader never writes, takes no write lock (it reads beside a writer) and
+// can read a journal it may not write to. A database that does not exist
+// is an error that says where it was looked for.
 func openExisting(f dbFlags) (*store.SQLite, error) {
-	path := f.path()
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no journal at %s: runs are journaled there by dagent run (pass --db PATH or set %s for another database)", path, envDB)
+	path, err := existing(f)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(path, store.ReadOnly())
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return s, nil
+}
+
+// openToResume opens the journal to go on with a run of it.
+func openToResume(f dbFlags) (*store.SQLite, error) {
+	path, err := existing(f)
+	if err != nil {
+		return nil, err
 	}
 	return openStore(path)
+}
+
+// existing is the path of the journal, which must exist.
+func existing(f dbFlags) (string, error) {
+	path := f.path()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no journal at %s: runs are journaled there by dagent run (pass --db PATH or set %s for another database)", path, envDB)
+	}
+	return path, nil
+}
+
+// owned says who owns a run a command was refused, and what to do.
+func owned(err error) error {
+	var o *store.OwnedError
+	if !errors.As(err, &o) {
+		return err
+	}
+	return fmt.Errorf("run %s is being run by process %d on %s (since %s, last heartbeat %s ago): wait for it to end, or, if that process is gone or hangs, take the run over with dagent resume %s --force",
+		o.RunID, o.Owner.PID, o.Owner.Host, o.Owner.Started.Local().Format(time.DateTime), round(time.Since(o.Owner.Heartbeat)), o.RunID)
+}
+
+// liveStatus is how the commands show a run's status: a run running in
+// the journal whose owner is not alive — its process died — is
+// interrupted.
+func liveStatus(status string, owner *store.Owner) (shown string, live bool) {
+	live = owner != nil && durable.Alive(*owner, durable.DefaultStaleAfter)
+	if status == store.StatusRunning && !live {
+		return statusInterrupted, false
+	}
+	return status, live
+}
+
+// statusInterrupted is the status shown of a run whose process died while
+// it ran: the journal holds it as running.
+const statusInterrupted = "interrupted"
+
+// jsonOwner is the owner of a run in the JSON documents.
+type jsonOwner struct {
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+func ownerDoc(o *store.Owner) *jsonOwner {
+	if o == nil {
+		return nil
+	}
+	return &jsonOwner{PID: o.PID, Host: o.Host, Started: o.Started, Heartbeat: o.Heartbeat}
 }
 
 // notFound says so plainly when the journal has no run id.

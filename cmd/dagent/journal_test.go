@@ -343,7 +343,8 @@ func TestResumeAfterACrash(t *testing.T) {
 
 	code, stdout, stderr := dagent(t, "", "show", id, "--db", db)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+running, or in flight when the process died; a resume runs it again`, stdout)
+	assert.Regexp(t, `^run crashed-run  interrupted\n`, stdout, "running in the journal, and owned by no live process")
+	assert.Regexp(t, `(?m)^b\s+running\s+0\s+0s\s+in flight when the process died; a resume runs it again`, stdout)
 	assert.Regexp(t, `(?m)^c\s+pending`, stdout)
 
 	// A run journaled before registry digests cannot tell its registry
@@ -575,4 +576,34 @@ func TestReplayAMission(t *testing.T) {
 	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+\s+completed\s+1/1\s+Greet the user`, stdout, "the plan made in the run is journaled")
+}
+
+// TestRunUnderAJournaledIDContinuesIt: dagent run --run-id of a journaled
+// run of the same plan goes on as dagent resume does: no done task runs
+// again, no committed output is overwritten.
+func TestRunUnderAJournaledIDContinuesIt(t *testing.T) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(chainPlan), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--db", db, "--run-id", "again")
+	require.Equal(t, exitOK, code, stderr+stdout)
+	effects := sideEffects(t, log)
+	require.Len(t, effects, 3)
+	s, err := store.Open(db)
+	require.NoError(t, err)
+	before, err := s.Load(t.Context(), "again")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	code, stdout, stderr = dagent(t, "", "run", planPath, "--registry", reg, "--db", db, "--run-id", "again")
+	require.Equal(t, exitOK, code, stderr+stdout)
+	assert.Equal(t, effects, sideEffects(t, log), "no done task ran again")
+	s, err = store.Open(db)
+	require.NoError(t, err)
+	defer s.Close()
+	after, err := s.Load(t.Context(), "again")
+	require.NoError(t, err)
+	assert.Equal(t, before.Tasks, after.Tasks, "the committed outputs are kept as they were")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +20,7 @@ type resumeFlags struct {
 	reviews  string
 	model    string
 	registry string
+	force    bool
 }
 
 func newResume() *cobra.Command {
@@ -49,8 +52,17 @@ as it is; nothing runs.
 A run that replans (dagent run --replan or --mission) goes on from the last
 repair plan it adopted, with its repair history and what is left of its
 limits; one that died while its mission was being planned plans it again.
+One process at a time runs a run: the process that runs it owns it, and
+beats a heartbeat into the journal while it runs. A resume of a run whose
+owner is alive — its process runs on this host, or its heartbeat on
+another host is less than 30s old — is refused (exit 2) with the owner
+named; a run whose owner died is taken over. --force takes the run over
+even from an owner that looks alive: a process that hangs, or a process id
+another program took. An owner still running stops at its next heartbeat.
+
 The output and the exit codes are those of dagent run: 0 completed, 1
-failed, 2 usage or input error, 3 waiting for review, 4 replan required.`,
+failed, 2 usage or input error (or the run has a live owner), 3 waiting
+for review, 4 replan required.`,
 		Example: `  dagent resume 20250101T120000-1a2b3c4d
   dagent resume 20250101T120000-1a2b3c4d --review approve_draft=approve --format json`,
 		Args: cobra.ExactArgs(1),
@@ -63,6 +75,7 @@ failed, 2 usage or input error, 3 waiting for review, 4 replan required.`,
 	formatFlag(cmd, &f.format)
 	fl.StringArrayVar(&f.review, "review", nil, "decision of a review, `ID=approve` or ID=reject (repeatable)")
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
+	fl.BoolVar(&f.force, "force", false, "take the run over from the process that owns it even when that process looks alive (one that hangs, or whose id another program took)")
 	fl.StringVar(&f.model, "model", "", "model for the run's LLM agents (default the model the run started with, else $DAGENT_MODEL)")
 	fl.StringVar(&f.registry, "registry", "", "registry `FILE` to resume on, instead of the one the run started with (which must not have changed since)")
 	return cmd
@@ -73,7 +86,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := openExisting(rf.db)
+	s, err := openToResume(rf.db)
 	if err != nil {
 		return err
 	}
@@ -93,8 +106,14 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	view := newRunView(cmd, rf.format, r.ID, true)
 	ctx, stop := interruptible(cmd)
 	defer stop()
-	out, err := r.Resume(ctx, s, append(view.options(),
-		durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd, rf.registry)), durable.WithReviews(reviews))...)
+	opts := append(view.options(), durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd, rf.registry)), durable.WithReviews(reviews))
+	if rf.force {
+		opts = append(opts, durable.WithTakeover())
+	}
+	out, err := r.Resume(ctx, s, opts...)
+	if errors.Is(err, store.ErrOwned) {
+		return owned(err)
+	}
 	if plan.Problems(err) != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: the plan of run %s is no longer valid:\n", r.ID)
 	}

@@ -146,7 +146,7 @@ kept and printed.`,
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.initial, "initial-results", "", "JSON file of task outputs by id, or an earlier --format json result; those tasks are not run again")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
-	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: the --initial-results run's id, else a new one)")
+	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: the --initial-results run's id, else a new one); the id of a journaled run of the same plan goes on with it, as dagent resume does")
 	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
 	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
 	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
@@ -272,6 +272,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	out, err := durable.Start(ctx, s, spec, append(opts, view.options()...)...)
+	if errors.Is(err, store.ErrOwned) {
+		return owned(err)
+	}
 	if errors.Is(err, durable.ErrRunExists) {
 		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
 	}

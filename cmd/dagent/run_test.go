@@ -175,7 +175,18 @@ func TestRunResumesAReview(t *testing.T) {
 	assert.Equal(t, "go ahead", taskField(t, doc, "ok", "output"))
 	assert.Equal(t, "done", taskField(t, doc, "c", "status"))
 
+	// The run under that id is completed now: run again, it goes on as
+	// dagent resume does, and keeps what it committed.
 	code, doc, stderr = runJSON(t, planPath, "--registry", reg, "--initial-results", first, "--reviews", filepath.Join(dir, "reject.json"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "go ahead", taskField(t, doc, "ok", "output"))
+
+	// A rejection of another run waiting for the review fails it.
+	code, stdout, stderr = dagent(t, "", "run", "--format", "json", planPath, "--registry", reg)
+	require.Equal(t, exitWaiting, code, stderr)
+	second := filepath.Join(dir, "second.json")
+	require.NoError(t, os.WriteFile(second, []byte(stdout), 0o600))
+	code, doc, stderr = runJSON(t, planPath, "--registry", reg, "--initial-results", second, "--reviews", filepath.Join(dir, "reject.json"))
 	require.Equal(t, exitInvalid, code, stderr)
 	assert.Equal(t, "failed", taskField(t, doc, "ok", "status"))
 	assert.Contains(t, taskField(t, doc, "ok", "error"), "rejected by the reviewer")

@@ -22,13 +22,17 @@ func newRuns() *cobra.Command {
 tasks done of the plan's tasks, and the mission (or the plan's hash when it
 has none).
 
-The status is running while a run runs — and stays running when its process
-died (kill -9, a crash, a reboot): dagent resume RUN continues such a run.
-The others are completed, failed, waiting (for review), replan_required and
-cancelled (interrupted with Ctrl-C).
+The status is running while a run runs: its process, which owns it, is
+alive. A run whose process died while it ran (kill -9, a crash, a reboot)
+is interrupted: dagent resume RUN continues such a run. The others are
+completed, failed, waiting (for review), replan_required and cancelled
+(interrupted with Ctrl-C).
 
---format json prints [{"id", "created", "updated", "status", "done",
-"total", "mission", "plan_hash"}].`,
+--format json prints [{"id", "created", "updated", "status", "live",
+"owner", "done", "total", "mission", "plan_hash"}]: "status" is the
+journal's (running for an interrupted run too), "live" whether a live
+process owns the run, and "owner" that process, {"pid", "host",
+"started", "heartbeat"}, or null.`,
 		Example: `  dagent runs
   dagent runs --db /var/lib/dagent/runs.db --format json`,
 		Args: cobra.NoArgs,
@@ -42,14 +46,16 @@ cancelled (interrupted with Ctrl-C).
 }
 
 type jsonRun struct {
-	ID       string    `json:"id"`
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
-	Status   string    `json:"status"`
-	Done     int       `json:"done"`
-	Total    int       `json:"total"`
-	Mission  string    `json:"mission"`
-	PlanHash string    `json:"plan_hash"`
+	ID       string     `json:"id"`
+	Created  time.Time  `json:"created"`
+	Updated  time.Time  `json:"updated"`
+	Status   string     `json:"status"`
+	Live     bool       `json:"live"`
+	Owner    *jsonOwner `json:"owner"`
+	Done     int        `json:"done"`
+	Total    int        `json:"total"`
+	Mission  string     `json:"mission"`
+	PlanHash string     `json:"plan_hash"`
 }
 
 func listRuns(cmd *cobra.Command, db dbFlags, format string) error {
@@ -66,7 +72,9 @@ func listRuns(cmd *cobra.Command, db dbFlags, format string) error {
 	if format == "json" {
 		doc := make([]jsonRun, 0, len(runs))
 		for _, r := range runs {
-			doc = append(doc, jsonRun{ID: r.ID, Created: r.Created, Updated: r.Updated, Status: r.Status, Done: r.Done, Total: r.Total, Mission: r.Mission, PlanHash: r.PlanHash})
+			_, live := liveStatus(r.Status, r.Owner)
+			doc = append(doc, jsonRun{ID: r.ID, Created: r.Created, Updated: r.Updated, Status: r.Status, Live: live, Owner: ownerDoc(r.Owner),
+				Done: r.Done, Total: r.Total, Mission: r.Mission, PlanHash: r.PlanHash})
 		}
 		return encodeJSON(out, doc)
 	}
@@ -82,7 +90,8 @@ func listRuns(cmd *cobra.Command, db dbFlags, format string) error {
 			total = fmt.Sprint(r.Total)
 		}
 		what := cmp.Or(prose.Excerpt(r.Mission, 60), "plan "+r.PlanHash)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%s\t%s\n", r.ID, r.Created.Local().Format(time.DateTime), r.Status, r.Done, total, what)
+		status, _ := liveStatus(r.Status, r.Owner)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%s\t%s\n", r.ID, r.Created.Local().Format(time.DateTime), status, r.Done, total, what)
 	}
 	return tw.Flush()
 }

@@ -30,11 +30,16 @@ duration and diagnosis, the output of every task that has one, and the
 timeline of its events (those of every resume included). RUN is a run id
 as dagent runs lists it, or enough of its beginning to name one run.
 
-A task's status is the one the journal committed; a task with none is
-pending, or — from the events — skipped (downstream of a failed gate) or
-running (in flight when the process stopped; a resume runs it again).
+The run's status is running while its process, which owns it, is alive,
+and interrupted when that process died while it ran (the journal holds it
+as running); the owner is shown. A task's status is the one the journal
+committed; a task with none is pending, or — from the events — skipped
+(downstream of a failed gate) or running (in flight when the process
+stopped; a resume runs it again).
 
---format json prints {"run_id", "status", "error", "created", "updated",
+--format json prints {"run_id", "status" (the journal's), "live" (a live
+process owns the run), "owner" ({"pid", "host", "started", "heartbeat"} or
+null), "error", "created", "updated",
 "mission", "options" (the run's spec: {"version", "plan", "mission",
 "catalog", "dir", "runner", "replan", "budget", "llm"}), "plan" (the first),
 "tasks": {ID: {"status", "attempts", "output", "error", "diagnosis",
@@ -68,6 +73,8 @@ current plan's first, in plan order], "events": [{"seq", "kind", "time",
 type jsonShow struct {
 	RunID     string                  `json:"run_id"`
 	Status    string                  `json:"status"`
+	Live      bool                    `json:"live"`
+	Owner     *jsonOwner              `json:"owner"`
 	Error     *string                 `json:"error"`
 	Created   time.Time               `json:"created"`
 	Updated   time.Time               `json:"updated"`
@@ -128,8 +135,9 @@ func showDoc(r *durable.Run) jsonShow {
 	if len(r.Plans) > 0 {
 		first = r.Plans[0]
 	}
+	_, live := liveStatus(string(r.Status), rec.Owner)
 	doc := jsonShow{
-		RunID: r.ID, Status: string(r.Status), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
+		RunID: r.ID, Status: string(r.Status), Live: live, Owner: ownerDoc(rec.Owner), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
 		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: first,
 		Tasks: make(map[string]jsonShowTask, len(r.Tasks)), Order: r.Order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
 	}
@@ -150,10 +158,17 @@ func showDoc(r *durable.Run) jsonShow {
 }
 
 func writeShow(w io.Writer, r *durable.Run) error {
-	fmt.Fprintf(w, "run %s  %s\n", r.ID, r.Status)
+	status, live := liveStatus(string(r.Status), r.Record.Owner)
+	fmt.Fprintf(w, "run %s  %s\n", r.ID, status)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "started\t%s\n", r.Created.Local().Format(time.DateTime))
 	fmt.Fprintf(tw, "updated\t%s (%s later)\n", r.Updated.Local().Format(time.DateTime), round(r.Updated.Sub(r.Created)))
+	switch o := r.Record.Owner; {
+	case live:
+		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, o.Started.Local().Format(time.DateTime), round(time.Since(o.Heartbeat)))
+	case status == statusInterrupted:
+		fmt.Fprintf(tw, "owner\tnone alive: its process died while it ran; dagent resume %s goes on with it\n", r.ID)
+	}
 	if m := r.Spec.Mission; m != "" {
 		fmt.Fprintf(tw, "mission\t%s\n", prose.Excerpt(m, 200))
 	}
@@ -180,9 +195,13 @@ func writeShow(w io.Writer, r *durable.Run) error {
 			why = v.Error
 		}
 		if !v.Committed && v.Status == string(runner.TaskRunning) {
-			why = "in flight when the run stopped; a resume runs it again"
-			if r.Status == durable.StatusRunning {
-				why = "running, or in flight when the process died; a resume runs it again"
+			switch {
+			case live:
+				why = "running"
+			case status == statusInterrupted:
+				why = "in flight when the process died; a resume runs it again"
+			default:
+				why = "in flight when the run stopped; a resume runs it again"
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), prose.Excerpt(why, 80))

@@ -54,6 +54,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentWrites", testConcurrentWrites},
 		{"LargeOutput", testLargeOutput},
 		{"Unicode", testUnicode},
+		{"Lease", testLease},
+		{"LeaseTakeover", testLeaseTakeover},
+		{"LeaseRace", testLeaseRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
@@ -754,4 +757,101 @@ func testBatchIsAtomic(t *testing.T, open func(*testing.T) store.Store) {
 	rec := load(t, s, "run")
 	assert.Empty(t, rec.Tasks, "nothing of a refused batch is recorded")
 	assert.Empty(t, rec.Events, "nothing of a refused batch is recorded")
+}
+
+func owner(id string) store.Owner {
+	return store.Owner{ID: id, PID: 4242, Host: "host-" + id, Started: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// A run has at most one owner: the lease is taken, held against others,
+// refreshed, and given up.
+func testLease(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	assert.Nil(t, load(t, s, "r").Owner, "a new run has no owner")
+	err := s.Acquire(ctx, "nope", owner("a"), nil)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	a, b := owner("a"), owner("b")
+	require.NoError(t, s.Acquire(ctx, "r", a, nil))
+	got := load(t, s, "r").Owner
+	require.NotNil(t, got)
+	assert.Equal(t, a.ID, got.ID)
+	assert.Equal(t, a.PID, got.PID)
+	assert.Equal(t, a.Host, got.Host)
+	sameTime(t, a.Started, got.Started, "started")
+	assert.WithinDuration(t, time.Now(), got.Heartbeat, time.Minute, "a zero heartbeat is now")
+	require.NoError(t, s.Acquire(ctx, "r", a, nil), "an owner takes its own run again")
+
+	err = s.Acquire(ctx, "r", b, nil)
+	require.ErrorIs(t, err, store.ErrOwned)
+	var owned *store.OwnedError
+	require.ErrorAs(t, err, &owned)
+	assert.Equal(t, "r", owned.RunID)
+	assert.Equal(t, a.ID, owned.Owner.ID)
+	assert.ErrorIs(t, s.Acquire(ctx, "r", b, func(store.Owner) bool { return false }), store.ErrOwned)
+	assert.Equal(t, a.ID, load(t, s, "r").Owner.ID, "a refusal changes nothing")
+
+	before := load(t, s, "r").Owner.Heartbeat
+	time.Sleep(2 * time.Millisecond)
+	require.NoError(t, s.Heartbeat(ctx, "r", a))
+	assert.True(t, load(t, s, "r").Owner.Heartbeat.After(before), "the heartbeat moves on")
+	assert.ErrorIs(t, s.Heartbeat(ctx, "r", b), store.ErrNotOwner)
+
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.NotNil(t, list[0].Owner)
+	assert.Equal(t, a.ID, list[0].Owner.ID)
+
+	require.NoError(t, s.Release(ctx, "r", b), "releasing a lease one does not hold does nothing")
+	assert.NotNil(t, load(t, s, "r").Owner)
+	require.NoError(t, s.Release(ctx, "r", a))
+	assert.Nil(t, load(t, s, "r").Owner)
+	list, err = s.List(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, list[0].Owner)
+	require.NoError(t, s.Acquire(ctx, "r", b, nil), "a released run is free")
+}
+
+// An owner that dead reports dead is replaced; the replaced one's
+// heartbeat then fails, and its release leaves the new owner in place.
+func testLeaseTakeover(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	a, b := owner("a"), owner("b")
+	require.NoError(t, s.Acquire(ctx, "r", a, nil))
+	var asked []string
+	require.NoError(t, s.Acquire(ctx, "r", b, func(o store.Owner) bool {
+		asked = append(asked, o.ID)
+		return o.ID == "a"
+	}))
+	assert.Equal(t, []string{"a"}, asked, "dead is asked about the owner")
+	assert.Equal(t, "b", load(t, s, "r").Owner.ID)
+	assert.ErrorIs(t, s.Heartbeat(ctx, "r", a), store.ErrNotOwner)
+	require.NoError(t, s.Release(ctx, "r", a))
+	assert.Equal(t, "b", load(t, s, "r").Owner.ID)
+}
+
+// Of owners acquiring one run at once, one gets it.
+func testLeaseRace(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	const n = 8
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs <- s.Acquire(ctx, "r", owner(fmt.Sprint(i)), nil) })
+	}
+	wg.Wait()
+	close(errs)
+	won := 0
+	for err := range errs {
+		if err == nil {
+			won++
+			continue
+		}
+		assert.ErrorIs(t, err, store.ErrOwned)
+	}
+	assert.Equal(t, 1, won)
 }
