@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry/regfile"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,9 @@ func crashedRun(t *testing.T, id string, o *store.Owner) (db, log string) {
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
-	spec := fmt.Appendf(nil, `{"version": 1, "plan": %s, "catalog": %q}`, canonical, reg)
+	_, digest, err := regfile.LoadDigest(reg)
+	require.NoError(t, err)
+	spec := fmt.Appendf(nil, `{"version": 1, "plan": %s, "catalog": %q, "catalog_digest": %q}`, canonical, reg, digest)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: canonical, Mission: p.Mission, Spec: spec}))
 	require.NoError(t, s.CommitPlan(ctx, id, store.PlanVersion{Plan: canonical}))
 	require.NoError(t, s.CommitTask(ctx, id, store.Task{ID: "a", Status: "done", Attempts: 1, Output: json.RawMessage(`{"task": "a", "v": "1"}`)}))
