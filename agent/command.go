@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -146,16 +147,29 @@ func (c *Command) Run(ctx context.Context, req Request) (Result, error) {
 	if err := c.check(ctx); err != nil {
 		return Result{}, err
 	}
-	in, err := jsonv.Marshal(req)
-	if err != nil {
-		return Result{}, fmt.Errorf("command %q: encode the request: %w", c.Argv[0], err)
+	// The request is encoded as the program reads it: one that carries
+	// large outputs is never held whole a second time.
+	pr, pw := io.Pipe()
+	encoded := make(chan error, 1)
+	go func() {
+		err := writeRequest(pw, &req)
+		pw.CloseWithError(err)
+		encoded <- err
+	}()
+	out, err := c.run(ctx, pr)
+	// A program that stopped reading leaves the encoder blocked: release it.
+	pr.CloseWithError(errStdinClosed)
+	if encErr := <-encoded; encErr != nil && !errors.Is(encErr, errStdinClosed) {
+		return Result{}, fmt.Errorf("command %q: encode the request: %w", c.Argv[0], encErr)
 	}
-	out, err := c.run(ctx, in)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Output: decodeOutput(out)}, nil
 }
+
+// errStdinClosed ends the encoding of a request its program no longer reads.
+var errStdinClosed = errors.New("standard input closed")
 
 // CallTool runs the program as a tool: the arguments object on standard
 // input, and what it writes on standard output as the text the model reads.
@@ -171,7 +185,7 @@ func (c *Command) CallTool(ctx context.Context, args json.RawMessage) (string, e
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	out, err := c.run(ctx, args)
+	out, err := c.run(ctx, bytes.NewReader(args))
 	if err != nil {
 		return "", err
 	}
@@ -197,7 +211,7 @@ func (c *Command) check(ctx context.Context) error {
 // no shell, the process group stopped when ctx is done and killed when the
 // program has exited, standard output bounded by MaxOutput, the end of
 // standard error kept for an *ExitError.
-func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
+func (c *Command) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	name := c.Argv[0]
 	limit := c.MaxOutput
 	if limit <= 0 {
@@ -212,7 +226,7 @@ func (c *Command) run(ctx context.Context, stdin []byte) ([]byte, error) {
 	cmd := exec.Command(name, c.Argv[1:]...)
 	cmd.Env = c.environ()
 	cmd.Dir = c.Dir
-	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdin = stdin
 	stdout := &limitedBuffer{limit: limit, overflow: func() {
 		cancel(fmt.Errorf("command %q: %w: more than %d bytes on standard output (raise MaxOutput if that is expected)", name, ErrOutputTooLarge, limit))
 	}}

@@ -90,3 +90,47 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseLayout measures Parse of one plan written on one line and
+// indented: the time must follow the bytes, whatever the layout. 10,000
+// tasks of 600 or 6,000 bytes of input make about 6 MB and 60 MB.
+func BenchmarkParseLayout(b *testing.B) {
+	for _, size := range []int{600, 6_000} {
+		for _, oneLine := range []bool{true, false} {
+			data := bigPlan(10_000, size, oneLine)
+			layout := "indented"
+			if oneLine {
+				layout = "one-line"
+			}
+			b.Run(fmt.Sprintf("%dMB/%s", len(data)>>20, layout), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					if _, err := plan.Parse(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkParseTooManyTasks measures how soon a one-line plan of 100,000
+// tasks is refused.
+func BenchmarkParseTooManyTasks(b *testing.B) {
+	var buf strings.Builder
+	buf.WriteString(`{"tasks": [`)
+	for i := range 100_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"id": "t%d", "agent": "worker", "input": "Find items about topic %d", "depends_on": ["t%d"]}`, i, i, i+1)
+	}
+	buf.WriteString(`]}`)
+	data := []byte(buf.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := plan.Parse(data); !plan.Problems(err)[0].Is(plan.ErrInvalid) || plan.Problems(err)[0].Code != plan.CodeTooManyTasks {
+			b.Fatal(err)
+		}
+	}
+}

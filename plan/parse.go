@@ -20,7 +20,9 @@ import (
 // Parse reports every problem it finds, not the first, as a *[Error]. When the
 // JSON itself could be read, the returned plan holds everything else, with
 // the fields at fault left at their defaults, so that tools can report more
-// ([Plan.Validate], the critic); such a plan must not be run.
+// ([Plan.Validate], the critic); such a plan must not be run. A document over
+// [Limits.MaxPlanBytes], or of more tasks than [Limits.MaxTasks], returns no
+// plan: the limits are checked before any task is read.
 func Parse(data []byte, opts ...Option) (*Plan, error) {
 	c := newConfig(opts)
 	if exceeds(len(data), c.limits.MaxPlanBytes) || len(data) > maxSource {
@@ -28,7 +30,7 @@ func Parse(data []byte, opts ...Option) (*Plan, error) {
 		ps.add(CodePlanTooLarge, "", "", Position{}, fmt.Sprintf("the plan is %d bytes, over the limit of %d", len(data), min(uint(c.limits.MaxPlanBytes), maxSource)))
 		return nil, ps.err()
 	}
-	p := &parser{src: &source{data: data}}
+	p := &parser{src: &source{data: data}, maxTasks: c.limits.MaxTasks}
 	root, err := extract(data)
 	if err != nil {
 		se := err.(*syntaxError)
@@ -61,6 +63,7 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 
 type parser struct {
 	src      *source
+	maxTasks int
 	problems problems
 	out      *Plan
 	// phases maps a phase's name to the tasks it holds (indexes into
@@ -117,6 +120,9 @@ func (p *parser) plan(root node) *Plan {
 	p.out = pl
 	// extract yields an object, or an array of tasks.
 	if root.kind == '[' {
+		if p.tooMany(root) {
+			return nil
+		}
 		p.taskList(root, nil)
 		p.finish()
 		return pl
@@ -144,6 +150,9 @@ func (p *parser) plan(root node) *Plan {
 	if !ok {
 		p.problems.add(CodeMissingTasks, "", "tasks", p.pos(root), "no task list: expected one of "+quoteList(planTaskKeys)+" (or the same under \"plan\")")
 	} else {
+		if p.tooMany(tasks) {
+			return nil
+		}
 		p.taskList(tasks, nil)
 	}
 	known := slices.Concat(planMissionKeys, planAgentKeys, planTaskKeys, []string{"plan"})
@@ -156,6 +165,41 @@ func (p *parser) plan(root node) *Plan {
 	}
 	p.finish()
 	return pl
+}
+
+// tooMany reports, as a problem, a task list of more tasks than the limit:
+// counted on the syntax tree, before a task is read, so that a hostile plan
+// of millions of tasks costs no more than its scan.
+func (p *parser) tooMany(list node) bool {
+	n := countTasks(list)
+	if !exceeds(n, p.maxTasks) {
+		return false
+	}
+	p.problems.add(CodeTooManyTasks, "", "tasks", p.pos(list), fmt.Sprintf("the plan has %d tasks, over the limit of %d", n, p.maxTasks))
+	return true
+}
+
+// countTasks counts the tasks of a task list as taskList reads them.
+func countTasks(list node) int {
+	if list.kind != '[' && list.kind != '{' {
+		return 0
+	}
+	n := 0
+	for el := range list.elems() {
+		switch el.kind {
+		case '"':
+			n++
+		case '[':
+			n += countTasks(el)
+		case '{':
+			if tasks, ok := first(el, phaseTaskKeys); ok && tasks.kind == '[' {
+				n += countTasks(tasks)
+			} else {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // taskList reads a list of tasks: an array of task objects, bare strings and

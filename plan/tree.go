@@ -182,8 +182,18 @@ func (n node) kindName() string {
 type source struct {
 	data  []byte
 	lines []int // byte offsets at which lines start
-	last  int   // the line of the last lookup: the parser mostly moves forward
+	// marks, built the first time a column is asked for far into a long
+	// line, hold the rune count at the first rune boundary at or after
+	// every markStride bytes, so that a column costs at most markStride
+	// bytes of counting wherever it is: without them a plan written on one
+	// line costs a count from the line's start for every task.
+	marks []mark
 }
+
+// mark is a rune boundary of the source and the number of runes before it.
+type mark struct{ off, runes int }
+
+const markStride = 4 << 10
 
 func (s *source) pos(off int) Position {
 	if s.lines == nil {
@@ -198,16 +208,64 @@ func (s *source) pos(off int) Position {
 		}
 	}
 	off = min(max(off, 0), len(s.data))
-	line := s.last
-	if off < s.lines[line] {
-		line = sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	line := sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off }) - 1
+	return Position{Line: line + 1, Column: s.runes(s.lines[line], off) + 1}
+}
+
+// runes counts the runes of data[from:to] as utf8.RuneCount does; from is a
+// line start, which is a rune boundary.
+func (s *source) runes(from, to int) int {
+	if to-from <= markStride {
+		return utf8.RuneCount(s.data[from:to])
 	}
-	for line+1 < len(s.lines) && s.lines[line+1] <= off {
-		line++
+	if s.marks == nil {
+		s.index()
 	}
-	s.last = line
-	col := utf8.RuneCount(s.data[s.lines[line]:off]) + 1
-	return Position{Line: line + 1, Column: col}
+	// A rune boundary splits a count exactly: no rune spans it.
+	at := func(off int) (mark, int) {
+		m := s.marks[min(off/markStride, len(s.marks)-1)]
+		if m.off > off {
+			m = s.marks[off/markStride-1]
+		}
+		return m, m.runes + utf8.RuneCount(s.data[m.off:off])
+	}
+	m, n := at(to)
+	if m.off <= from {
+		return utf8.RuneCount(s.data[from:to])
+	}
+	_, before := at(from)
+	return n - before
+}
+
+// index sets a mark at the first rune boundary at or after every
+// markStride bytes, decoding as utf8.RuneCount does.
+func (s *source) index() {
+	s.marks = make([]mark, 0, len(s.data)/markStride+1)
+	n := 0
+	for i := 0; i < len(s.data); {
+		s.marks = append(s.marks, mark{i, n})
+		next := min(len(s.marks)*markStride, len(s.data))
+		// A byte that starts a rune is a boundary, however the bytes
+		// before it decode: no rune spans it.
+		end := next
+		for end < len(s.data) && end < next+utf8.UTFMax && !utf8.RuneStart(s.data[end]) {
+			end++
+		}
+		if end == len(s.data) || utf8.RuneStart(s.data[end]) {
+			n += utf8.RuneCount(s.data[i:end])
+			i = end
+			continue
+		}
+		// Invalid UTF-8 without a rune start near next: decode up to it.
+		for i < next {
+			_, size := utf8.DecodeRune(s.data[i:])
+			i += size
+			n++
+		}
+	}
+	if len(s.marks) == 0 {
+		s.marks = append(s.marks, mark{0, 0})
+	}
 }
 
 // commonKeys are the object keys of nearly every plan; interning them saves

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -262,6 +265,53 @@ func BenchmarkFanOut(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "makespan/floor")
+		})
+	}
+}
+
+// BenchmarkFanInRequest measures what a sink costs its host in memory on
+// top of its dependencies' outputs: 20 upstream tasks of size bytes each
+// feed one sink run by a command that reads its request and drops it. It
+// reports the bytes allocated per byte of the outputs, from building the
+// sink's request to writing it to the program.
+func BenchmarkFanInRequest(b *testing.B) {
+	const width = 20
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		b.Skip("no sh to run the sink")
+	}
+	sink := &agent.Command{Argv: []string{sh, "-c", "cat >/dev/null"}}
+	for _, size := range []int{1 << 20, 8 << 20} {
+		b.Run(fmt.Sprintf("%dx%dMB", width, size>>20), func(b *testing.B) {
+			out := strings.Repeat("x", size)
+			up := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+				return agent.Result{Output: out}, nil
+			})
+			tasks := make([]plan.Task, 0, width+1)
+			ids := make([]string, 0, width)
+			for i := range width {
+				ids = append(ids, "up"+strconv.Itoa(i))
+				tasks = append(tasks, plan.NewTask(ids[i], "in"))
+				tasks[i].Agent = "up"
+			}
+			last := plan.NewTask("sink", "sum")
+			last.Agent, last.DependsOn = "sink", ids
+			tasks = append(tasks, last)
+			rn := runner.New(runner.WithAgent("up", up), runner.WithAgent("sink", sink))
+			d, err := rn.Check(&plan.Plan{Tasks: tasks})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				res, err := rn.Run(context.Background(), d)
+				if err != nil || res.Status != runner.StatusCompleted {
+					b.Fatalf("run %v: %v %v", res.Status, err, res.Err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(width*size), "B/output-B")
 		})
 	}
 }

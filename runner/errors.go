@@ -32,6 +32,9 @@ var (
 	// ErrMissingValue: a {{results...}} template or an inputs slot names a
 	// value the upstream output does not have.
 	ErrMissingValue = errors.New("missing upstream value")
+	// ErrRequestTooLarge: the task's request would exceed the bound of
+	// [WithMaxRequestBytes].
+	ErrRequestTooLarge = errors.New("request too large")
 	// ErrGateFailed: the task did not run because a synthesis gate upstream
 	// of it failed.
 	ErrGateFailed = errors.New("an upstream synthesis gate failed")

@@ -291,3 +291,33 @@ func ExampleResult_MarshalJSON() {
 	// {"version":1,"run_id":"r1","status":"failed","error":"task b: exit status 1","duration_ms":1500,"tasks":{"a":{"status":"done","attempts":1,"output":"ok","error":null,"diagnosis":"","duration_ms":20},"b":{"status":"failed","attempts":1,"output":null,"error":"exit status 1","class":"agent_error","diagnosis":"exit status 1","duration_ms":0}},"pending_reviews":[],"replan":null}
 	// task b: exit status 1 b 1.5s
 }
+
+// WithMaxRequestBytes bounds what one task is handed: a sink fed by
+// outputs that add up to more fails at once, before its agent is called.
+func ExampleWithMaxRequestBytes() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "a", "agent": "fetch", "input": "page 1"},
+    {"id": "b", "agent": "fetch", "input": "page 2"},
+    {"id": "sum", "agent": "fetch", "input": "sum the pages", "depends_on": ["a", "b"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fetch := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: strings.Repeat("x", 1<<10)}, nil
+	})
+	rn := runner.New(runner.WithAgent("fetch", fetch), runner.WithMaxRequestBytes(1<<10))
+	res, err := rn.RunPlan(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Tasks["sum"].Status, errors.Is(res.Tasks["sum"].Err, runner.ErrRequestTooLarge))
+	fmt.Println(res.Tasks["sum"].Err)
+	// Output:
+	// failed true
+	// request too large: the request of task "sum" is over 1024 bytes, the limit: its dependencies' outputs, inputs and templates carry too much
+}

@@ -43,6 +43,8 @@ func ParseSchedule(s string) (Schedule, error) {
 const (
 	DefaultConcurrency = 10
 	DefaultTaskTimeout = 10 * time.Minute
+	// DefaultMaxRequestBytes bounds a task's request: 256 MiB.
+	DefaultMaxRequestBytes = 256 << 20
 )
 
 // PlanAgents builds the agent for an LLM sub-agent the plan defines (and for
@@ -76,6 +78,17 @@ func WithPlanAgents(f PlanAgents) Option {
 // WithConcurrency bounds the number of tasks running at once. Default 10.
 func WithConcurrency(n int) Option {
 	return func(rn *Runner) { rn.concurrency = n }
+}
+
+// WithMaxRequestBytes bounds the request of one task: its input, the
+// values of its templates, the outputs of its dependencies, its wired inputs,
+// its params and its output schema, counted as compact JSON without
+// escapes. A task whose request would be larger fails at once, without an
+// attempt, with an error matching [ErrRequestTooLarge]: its upstream outputs
+// will not shrink on a retry. Zero keeps [DefaultMaxRequestBytes]; a
+// negative n means no limit.
+func WithMaxRequestBytes(n int64) Option {
+	return func(rn *Runner) { rn.maxRequest = n }
 }
 
 // WithSchedule chooses Phased (the default) or Eager.

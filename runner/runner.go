@@ -32,6 +32,7 @@ type Runner struct {
 	concurrency int
 	schedule    Schedule
 	taskTimeout time.Duration
+	maxRequest  int64 // 0: DefaultMaxRequestBytes; below 0: no limit
 	backoff     Backoff
 	observers   []Observer
 	journal     Journal

@@ -93,6 +93,9 @@ func (r *run) runTask(j *job, i int) (outcome, bool) {
 	}
 	j.depends, j.skipped = r.depends(i)
 	t := &r.p.Tasks[i]
+	if err == nil {
+		err = r.checkRequest(j, t)
+	}
 	if err != nil {
 		// Upstream outputs will not change on a retry: fail at once.
 		r.emitTask(EventTaskStarted, i, 1, nil, "")

@@ -94,7 +94,7 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	// does not leave a partial report behind.
 	files := make([]report.File, 0, len(paths))
 	for _, path := range paths {
-		data, err := read(cmd.InOrStdin(), path, "plan")
+		data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
 		if err != nil {
 			return err
 		}

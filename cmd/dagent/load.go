@@ -34,7 +34,11 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.DAG, erro
 // problems is checked with opts too, so that one run shows everything to
 // fix: the problems are printed as [problems] does.
 func parse(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
-	data, err := read(cmd.InOrStdin(), path, "plan")
+	data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
+	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+		// Refused as Parse refuses it, without reading it whole.
+		return nil, problems(cmd, &plan.Error{Problems: []*plan.Problem{{Code: plan.CodePlanTooLarge, Message: tl.planMessage()}}})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -139,19 +143,68 @@ func registryChanged(err error, verb string) error {
 	return err
 }
 
+// maxPlanBytes bounds what the CLI reads of a plan or a mission: what
+// plan.Parse accepts by default.
+var maxPlanBytes = int64(plan.DefaultLimits().MaxPlanBytes)
+
+// maxResultsBytes bounds an --initial-results or a --reviews file: 256 MiB,
+// room for the outputs of many tasks.
+const maxResultsBytes = 256 << 20
+
+// tooLargeError is a file over the limit of what is read of it.
+type tooLargeError struct {
+	what, name string
+	size       int64 // -1 when unknown: standard input is not read past the limit
+	limit      int64
+}
+
+func (e *tooLargeError) Error() string {
+	if e.size < 0 {
+		return fmt.Sprintf("read %s: %s holds more than %d bytes, the limit", e.what, e.name, e.limit)
+	}
+	return fmt.Sprintf("read %s: %s is %d bytes, over the limit of %d", e.what, e.name, e.size, e.limit)
+}
+
+// planMessage says it as plan.Parse does.
+func (e *tooLargeError) planMessage() string {
+	if e.size < 0 {
+		return fmt.Sprintf("the plan on %s is more than %d bytes, over the limit of %d", e.name, e.limit, e.limit)
+	}
+	return fmt.Sprintf("the plan is %d bytes, over the limit of %d", e.size, e.limit)
+}
+
 // read reads the file at path, or stdin for "-"; what names the file in
-// errors.
-func read(stdin io.Reader, path, what string) ([]byte, error) {
+// errors. Past limit bytes it stops and returns a *tooLargeError, so that an
+// oversize input costs no more memory than the limit: a regular file is
+// refused by its size, before a byte of it is read.
+func read(stdin io.Reader, path, what string, limit int64) ([]byte, error) {
+	name := path
+	r := stdin
 	if path == "-" {
-		data, err := io.ReadAll(stdin)
+		name = "standard input"
+	} else {
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("read %s: %s does not exist", what, path)
+		}
 		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+			return nil, &tooLargeError{what: what, name: name, size: info.Size(), limit: limit}
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		if path == "-" {
 			return nil, fmt.Errorf("read standard input: %w", err)
 		}
-		return data, nil
+		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %s does not exist", what, path)
+	if int64(len(data)) > limit {
+		return nil, &tooLargeError{what: what, name: name, size: -1, limit: limit}
 	}
-	return data, err
+	return data, nil
 }

@@ -114,7 +114,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 func readMission(cmd *cobra.Command, arg string) (string, error) {
 	mission := arg
 	if arg == "-" {
-		data, err := read(cmd.InOrStdin(), "-", "mission")
+		data, err := read(cmd.InOrStdin(), "-", "mission", maxPlanBytes)
 		if err != nil {
 			return "", err
 		}

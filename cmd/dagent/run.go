@@ -354,7 +354,7 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 
 // readJSON reads a JSON file ("-" for stdin) with numbers kept exact.
 func readJSON(cmd *cobra.Command, path, what string) (any, error) {
-	data, err := read(cmd.InOrStdin(), path, what)
+	data, err := read(cmd.InOrStdin(), path, what, maxResultsBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +388,7 @@ func readReviews(cmd *cobra.Command, path string) (map[string]runner.Decision, e
 // readInitial reads task outputs by id, or the done tasks' outputs and the
 // run id of an earlier JSON result (an object with "tasks" and "status").
 func readInitial(cmd *cobra.Command, path string) (outputs map[string]any, runID string, err error) {
-	data, err := read(cmd.InOrStdin(), path, "initial results")
+	data, err := read(cmd.InOrStdin(), path, "initial results", maxResultsBytes)
 	if err != nil {
 		return nil, "", err
 	}
