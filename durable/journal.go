@@ -38,8 +38,8 @@ type journal struct {
 }
 
 // newJournal journals run id in s: a new run when create is set, else the
-// continuation of the journaled run id, whose lease ls is. The outputs of
-// seed are committed as done tasks that took no attempt when the run
+// continuation of the journaled run id, whose lease ls is. The initial
+// outputs are committed as done tasks that took no attempt when the run
 // begins, so that a resume finds them too.
 func newJournal(s store.Store, id string, c config, create *store.Run, ls *lease, seed map[string]any, version int) *journal {
 	jr := &journal{s: s, runID: id, c: c, create: create, seed: seed}
@@ -63,7 +63,7 @@ func (jr *journal) watch(lost context.CancelCauseFunc) {
 
 // begin puts the run in the store and takes its lease, once: a new run is
 // created with its first plan (nil: none yet); a journaled one is marked
-// running again. The outputs to seed are committed then.
+// running again. The initial outputs are committed then.
 func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
 	jr.mu.Lock()
 	defer jr.mu.Unlock()

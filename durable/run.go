@@ -217,8 +217,8 @@ func (r *Run) Resume(ctx context.Context, s store.Store, opts ...Option) (*Outco
 	return r.resume(ctx, s, newConfig(opts), nil)
 }
 
-// resume resumes r, committing the outputs of seed it has not done.
-func (r *Run) resume(ctx context.Context, s store.Store, c config, seed map[string]any) (*Outcome, error) {
+// resume resumes r, committing the initial outputs it has not done.
+func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[string]any) (*Outcome, error) {
 	if err := r.checkReviews(c.reviews); err != nil {
 		return nil, err
 	}
@@ -251,8 +251,8 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, seed map[stri
 	if err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
-	fresh := make(map[string]any, len(seed))
-	for id, out := range seed {
+	fresh := make(map[string]any, len(initial))
+	for id, out := range initial {
 		if _, ok := done[id]; !ok {
 			fresh[id], done[id] = out, out
 		}
