@@ -251,6 +251,11 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, seed map[stri
 	if err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
+	// The process that ran the run died: what is left of the programs it
+	// started goes before their tasks run again.
+	if err := killOrphans(ctx, s, r.Record, done); err != nil {
+		return nil, errors.Join(err, ls.release(ctx))
+	}
 	fresh := make(map[string]any, len(seed))
 	for id, out := range seed {
 		if _, ok := done[id]; !ok {
@@ -461,6 +466,9 @@ func (l *launch) runnerOptions() []runner.Option {
 	if l.workers != nil {
 		reg = l.workers(reg)
 	}
+	if l.jr != nil && reg != nil {
+		reg = l.jr.recorded(reg)
+	}
 	opts := []runner.Option{
 		runner.WithRegistry(reg),
 		runner.WithPlanAgents(l.planAgents(reg)),
@@ -487,7 +495,11 @@ func (l *launch) planAgents(reg *registry.Registry) runner.PlanAgents {
 		if err != nil {
 			return nil, err
 		}
-		return llmagent.Agents(c, reg, "")(name, def)
+		a, err := llmagent.Agents(c, reg, "")(name, def)
+		if err != nil || l.jr == nil {
+			return a, err
+		}
+		return l.jr.recording(a), nil
 	}
 }
 
