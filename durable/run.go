@@ -200,6 +200,15 @@ func continuable(rec *store.Record, spec Spec) (*Run, error) {
 // [WithTakeover]; an owner that died — its process is gone, or its
 // heartbeat is older than [WithStaleAfter] — is taken over.
 //
+// A journaled run records each program its command workers start
+// ([store.Store.RecordProcess]) in a process group of its own. Before any
+// task runs again, Resume kills with SIGKILL the recorded groups of the
+// tasks not done — the children a worker left when its process died — and
+// forgets them all. On Linux only, and only a group of this host, started
+// since its last boot, whose leader still has the recorded start time or
+// is gone: a group whose id was taken since is left alone, and outside
+// Linux nothing is recorded.
+//
 // A run waiting for review takes the decisions given with [WithReviews].
 // A catalog whose digest is not the one the run recorded when it started
 // is refused with [ErrCatalogChanged] before anything runs ([CatalogFunc]).

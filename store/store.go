@@ -7,7 +7,8 @@
 // the run's status; [Journal.CommitPlan] keeps each plan a replanning run
 // adopts; [Store.Load] and [Resume] feed a resumed run its initial results;
 // [Replayer] answers a replay from the recorded exchanges; [Store.Acquire]
-// gives a run one owner at a time.
+// gives a run one owner at a time; [Store.RecordProcess] keeps the programs
+// its attempts started until they are known to have ended.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
