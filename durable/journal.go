@@ -24,9 +24,11 @@ import (
 // journal whatever moment its process dies at.
 type journal struct {
 	s     store.Store
+	fs    fenced // s, for the run's writes
 	j     *store.Journal
 	runID string
 	c     config
+	procs atomic.Bool // a program was recorded: forget it when the run ends
 
 	mu       sync.Mutex
 	create   *store.Run     // the run to create; nil: it is journaled already, and leased
@@ -35,6 +37,7 @@ type journal struct {
 	lost     context.CancelCauseFunc // ends the run when its lease is lost
 	begun    bool
 	beginErr error
+	procErr  error // the first failure to record a program
 }
 
 // newJournal journals run id in s: a new run when create is set, else the
@@ -46,7 +49,8 @@ func newJournal(s store.Store, id string, c config, create *store.Run, ls *lease
 	if ls != nil {
 		jr.lease.Store(ls)
 	}
-	jr.j = store.NewJournal(fenced{Store: s, jr: jr}, id)
+	jr.fs = fenced{Store: s, jr: jr}
+	jr.j = store.NewJournal(jr.fs, id)
 	jr.j.SetVersion(version)
 	return jr
 }
@@ -124,17 +128,22 @@ func (jr *journal) CommitPlan(ctx context.Context, c executor.PlanCommit) error 
 }
 
 // finish records how the run ended, when it began — status and the
-// error's text — and gives its lease up. It returns the first error of
-// journaling the run.
+// error's text — forgets the programs its attempts started, which have all
+// ended, and gives its lease up. It returns the first error of journaling
+// the run.
 func (jr *journal) finish(ctx context.Context, status Status, text string) error {
 	jr.mu.Lock()
-	begun, beginErr := jr.begun, jr.beginErr
+	begun, beginErr, procErr := jr.begun, jr.beginErr, jr.procErr
 	jr.mu.Unlock()
 	ls := jr.lease.Load()
 	err := beginErr
 	if begun {
-		if err = ls.check(); err == nil {
-			err = jr.s.SetStatus(context.WithoutCancel(ctx), jr.runID, string(status), text)
+		ctx := context.WithoutCancel(ctx)
+		if err = ls.check(); err == nil && jr.procs.Load() {
+			err = errors.Join(procErr, jr.s.ForgetProcesses(ctx, jr.runID))
+		}
+		if err == nil {
+			err = jr.s.SetStatus(ctx, jr.runID, string(status), text)
 		}
 		if err == nil {
 			err = jr.j.Err()
@@ -198,4 +207,18 @@ func (f fenced) RecordExchange(ctx context.Context, runID, key string, exchange 
 		return err
 	}
 	return f.Store.RecordExchange(ctx, runID, key, exchange)
+}
+
+func (f fenced) RecordProcess(ctx context.Context, runID string, p store.Process) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	return f.Store.RecordProcess(ctx, runID, p)
+}
+
+func (f fenced) ForgetProcesses(ctx context.Context, runID string) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	return f.Store.ForgetProcesses(ctx, runID)
 }

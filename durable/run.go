@@ -200,6 +200,15 @@ func continuable(rec *store.Record, spec Spec) (*Run, error) {
 // [WithTakeover]; an owner that died — its process is gone, or its
 // heartbeat is older than [WithStaleAfter] — is taken over.
 //
+// A journaled run records each program its command workers start
+// ([store.Store.RecordProcess]) in a process group of its own. Before any
+// task runs again, Resume kills with SIGKILL the recorded groups of the
+// tasks not done — the children a worker left when its process died — and
+// forgets them all. On Linux only, and only a group of this host, started
+// since its last boot, whose leader still has the recorded start time or
+// is gone: a group whose id was taken since is left alone, and outside
+// Linux nothing is recorded.
+//
 // A run waiting for review takes the decisions given with [WithReviews].
 // A catalog whose digest is not the one the run recorded when it started
 // is refused with [ErrCatalogChanged] before anything runs ([CatalogFunc]).
@@ -249,6 +258,11 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 	}
 	done, _, err := store.Resume(r.Record)
 	if err != nil {
+		return nil, errors.Join(err, ls.release(ctx))
+	}
+	// The process that ran the run died: what is left of the programs it
+	// started goes before their tasks run again.
+	if err := killOrphans(ctx, s, r.Record, done); err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
 	fresh := make(map[string]any, len(initial))
@@ -461,6 +475,9 @@ func (l *launch) runnerOptions() []runner.Option {
 	if l.workers != nil {
 		reg = l.workers(reg)
 	}
+	if l.jr != nil && reg != nil {
+		reg = l.jr.recorded(reg)
+	}
 	opts := []runner.Option{
 		runner.WithRegistry(reg),
 		runner.WithPlanAgents(l.planAgents(reg)),
@@ -487,7 +504,11 @@ func (l *launch) planAgents(reg *registry.Registry) runner.PlanAgents {
 		if err != nil {
 			return nil, err
 		}
-		return llmagent.Agents(c, reg, "")(name, def)
+		a, err := llmagent.Agents(c, reg, "")(name, def)
+		if err != nil || l.jr == nil {
+			return a, err
+		}
+		return l.jr.recording(a), nil
 	}
 }
 

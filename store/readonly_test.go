@@ -184,6 +184,23 @@ func TestReadOnlySchemas(t *testing.T) {
 		require.NoError(t, raw(t, path).QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
 		assert.Equal(t, 2, v, "not migrated")
 	})
+	t.Run("version 3, read as it is", func(t *testing.T) {
+		path := journalWithARun(t)
+		db := raw(t, path)
+		_, err := db.Exec(`DROP TABLE processes`)
+		require.NoError(t, err)
+		_, err = db.Exec(`DELETE FROM schema_version WHERE version > 3`)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+
+		s := openReadOnly(t, path)
+		rec, err := s.Load(ctx, "r")
+		require.NoError(t, err)
+		assert.Empty(t, rec.Processes)
+		assert.Equal(t, "o", rec.Owner.ID)
+		assert.ErrorIs(t, s.RecordProcess(ctx, "r", store.Process{TaskID: "a", PGID: 1}), store.ErrReadOnly)
+		assert.ErrorIs(t, s.ForgetProcesses(ctx, "r"), store.ErrReadOnly)
+	})
 	t.Run("version 1, too old", func(t *testing.T) {
 		path := copyV1(t)
 		_, err := store.Open(path, store.ReadOnly())

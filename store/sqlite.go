@@ -346,10 +346,25 @@ var migrations = [][]string{
 			heartbeat INTEGER NOT NULL   -- Unix nanoseconds
 		) WITHOUT ROWID`,
 	},
+	// 4: the programs the run's task attempts started.
+	{
+		`CREATE TABLE processes (
+			run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			task_id  TEXT NOT NULL,
+			attempt  INTEGER NOT NULL,
+			key      TEXT NOT NULL,      -- the attempt's idempotency key
+			pgid     INTEGER NOT NULL,
+			host     TEXT NOT NULL,
+			boot_id  TEXT NOT NULL,
+			start_time INTEGER NOT NULL, -- the program's start time, the system's unit
+			recorded INTEGER NOT NULL    -- Unix nanoseconds
+		)`,
+		`CREATE INDEX processes_by_run ON processes (run_id)`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {
@@ -849,6 +864,12 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		}
 	}
 
+	if s.schema >= 4 {
+		if rec.Processes, err = processesOf(ctx, tx, runID); err != nil {
+			return nil, err
+		}
+	}
+
 	rows, err = tx.QueryContext(ctx, `SELECT seq, key, exchange FROM exchanges WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, err
@@ -1019,4 +1040,68 @@ func (s *SQLite) Release(ctx context.Context, runID string, o Owner) error {
 		return fmt.Errorf("store: run %q: release: %w", runID, err)
 	}
 	return nil
+}
+
+// RecordProcess implements [Store].
+func (s *SQLite) RecordProcess(ctx context.Context, runID string, p Process) error {
+	recorded := p.Recorded
+	if recorded.IsZero() {
+		recorded = time.Now()
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO processes (run_id, task_id, attempt, key, pgid, host, boot_id, start_time, recorded)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, p.TaskID, p.Attempt, p.Key, p.PGID, p.Host, p.BootID, p.Start, recorded.UnixNano())
+		if isForeignKey(err) {
+			return ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: record process %d of task %q: %w", runID, p.PGID, p.TaskID, err)
+	}
+	return nil
+}
+
+// ForgetProcesses implements [Store].
+func (s *SQLite) ForgetProcesses(ctx context.Context, runID string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM processes WHERE run_id = ?`, runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %q: forget processes: %w", runID, err)
+	}
+	return nil
+}
+
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// processesOf returns the processes recorded for the run, in order.
+func processesOf(ctx context.Context, q rowsQuerier, runID string) ([]Process, error) {
+	rows, err := q.QueryContext(ctx, `SELECT task_id, attempt, key, pgid, host, boot_id, start_time, recorded
+		FROM processes WHERE run_id = ? ORDER BY rowid`, runID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Process
+	for rows.Next() {
+		var p Process
+		var recorded sql.NullInt64
+		if err := rows.Scan(&p.TaskID, &p.Attempt, &p.Key, &p.PGID, &p.Host, &p.BootID, &p.Start, &recorded); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		p.Recorded = timeOf(recorded)
+		out = append(out, p)
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
 }

@@ -7,7 +7,8 @@
 // the run's status; [Journal.CommitPlan] keeps each plan a replanning run
 // adopts; [Store.Load] and [Resume] feed a resumed run its initial results;
 // [Replayer] answers a replay from the recorded exchanges; [Store.Acquire]
-// gives a run one owner at a time.
+// gives a run one owner at a time; [Store.RecordProcess] keeps the programs
+// its attempts started until they are known to have ended.
 // [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
 // any other.
 package store
@@ -125,7 +126,35 @@ type Store interface {
 	// Release gives up o's lease on the run; it does nothing when o does
 	// not hold it.
 	Release(ctx context.Context, runID string, o Owner) error
+	// RecordProcess records durably, in order, a program an attempt of
+	// one of the run's tasks started, so that the process that resumes
+	// the run after a crash can kill what is left of it.
+	RecordProcess(ctx context.Context, runID string, p Process) error
+	// ForgetProcesses forgets every process recorded for the run: those
+	// that are known to have ended, or were killed.
+	ForgetProcesses(ctx context.Context, runID string) error
 	Close() error
+}
+
+// Process is a program that an attempt of a run's task started, in a
+// process group of its own whose id is the program's pid ([Store.RecordProcess]).
+// The host, the boot and the program's start time tell the group apart
+// from a later one that got the same id.
+type Process struct {
+	TaskID  string
+	Attempt int
+	Key     string // the attempt's idempotency key
+	PGID    int    // the process group's id: the program's pid
+	Host    string
+	// BootID names the boot of the host the program ran in (Linux's
+	// /proc/sys/kernel/random/boot_id); empty where there is none.
+	BootID string
+	// Start is when the program started, in the system's own unit (on
+	// Linux, clock ticks since boot); 0 when unknown.
+	Start int64
+	// Recorded is when the process was recorded; a zero value is the
+	// current time.
+	Recorded time.Time
 }
 
 // Run is what a run starts with.
@@ -232,6 +261,9 @@ type Record struct {
 	Exchanges []Exchange // by Seq
 	// Owner holds the run's lease; nil when no process does.
 	Owner *Owner
+	// Processes holds the programs recorded for the run and not yet
+	// forgotten, in the order they were recorded.
+	Processes []Process
 }
 
 // LatestPlan returns the canonical plan the run is at: its highest

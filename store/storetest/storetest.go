@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Lease", testLease},
 		{"LeaseTakeover", testLeaseTakeover},
 		{"LeaseRace", testLeaseRace},
+		{"Processes", testProcesses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
@@ -854,4 +855,35 @@ func testLeaseRace(t *testing.T, open func(*testing.T) store.Store) {
 		assert.ErrorIs(t, err, store.ErrOwned)
 	}
 	assert.Equal(t, 1, won)
+}
+
+// The processes of a run are recorded in order, durably, apart from other
+// runs', and forgotten all at once.
+func testProcesses(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	create(t, s, newRun("other"))
+	assert.Empty(t, load(t, s, "r").Processes, "a new run has no processes")
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	first := store.Process{TaskID: "a", Attempt: 1, Key: "r/a/1", PGID: 4242, Host: "h", BootID: "b-1", Start: 1 << 40, Recorded: at}
+	second := store.Process{TaskID: "b", Attempt: 2, Key: "r/b/2", PGID: 17, Host: "h"}
+	require.NoError(t, s.RecordProcess(ctx, "r", first))
+	require.NoError(t, s.RecordProcess(ctx, "r", second))
+	require.NoError(t, s.RecordProcess(ctx, "other", first))
+	assert.ErrorIs(t, s.RecordProcess(ctx, "nope", first), store.ErrNotFound)
+	assert.ErrorIs(t, s.ForgetProcesses(ctx, "nope"), store.ErrNotFound)
+
+	require.NoError(t, s.Close())
+	s = open(t)
+	got := load(t, s, "r").Processes
+	require.Len(t, got, 2)
+	sameTime(t, first.Recorded, got[0].Recorded, "recorded")
+	assert.WithinDuration(t, time.Now(), got[1].Recorded, time.Minute, "a zero time is now")
+	got[0].Recorded, got[1].Recorded, second.Recorded = first.Recorded, time.Time{}, time.Time{}
+	assert.Equal(t, []store.Process{first, second}, got)
+
+	require.NoError(t, s.ForgetProcesses(ctx, "r"))
+	assert.Empty(t, load(t, s, "r").Processes)
+	assert.Len(t, load(t, s, "other").Processes, 1, "another run's processes are kept")
+	require.NoError(t, s.ForgetProcesses(ctx, "r"), "forgetting nothing is no error")
 }
