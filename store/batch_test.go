@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +59,47 @@ func TestCommitBatchOfLargeOutputs(t *testing.T) {
 		assert.Equal(t, want, typ, id)
 	}
 	require.NoError(t, rows.Err())
+}
+
+// Large outputs committed while a commit is in flight go to the next
+// transactions a few at a time, each commit still returning once its
+// own is durable.
+func TestJournalSplitsLargeOutputs(t *testing.T) {
+	s := open(t)
+	createRun(t, s, "r", onePlan())
+	g := newGatedStore(s)
+	j := store.NewJournal(g, "r")
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- j.Commit(ctx, runner.Commit{TaskID: "first", Status: runner.TaskDone, Output: 0}) }()
+	<-g.entered
+	const n = 6
+	big := strings.Repeat("x", 3<<20)
+	var wg sync.WaitGroup
+	for i := range n {
+		id := "big" + strconv.Itoa(i)
+		wg.Go(func() {
+			assert.NoError(t, j.Commit(ctx, runner.Commit{TaskID: id, Status: runner.TaskDone, Output: big + id}))
+			assert.True(t, g.isDurable(id), "%s returned before its batch committed", id)
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(g.release)
+	wg.Wait()
+	require.NoError(t, <-firstDone)
+	g.mu.Lock()
+	batches := slices.Clone(g.batches[1:])
+	g.mu.Unlock()
+	assert.GreaterOrEqual(t, len(batches), n/2, "%v", batches)
+	for _, b := range batches {
+		assert.LessOrEqual(t, len(b), 2, "a transaction holds at most about 4 MiB of outputs beyond its first: %v", batches)
+	}
+	rec, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	require.Len(t, rec.Tasks, n+1)
+	for i := range n {
+		id := "big" + strconv.Itoa(i)
+		assert.Equal(t, strconv.Quote(big+id), string(rec.Tasks[id].Output), id)
+	}
 }
 
 // BenchmarkJournalLargeOutput measures what journaling a task's large
