@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
 )
@@ -293,7 +294,7 @@ func (c *Command) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
-	return stdout.buf.Bytes(), nil
+	return stdout.Bytes(), nil
 }
 
 // stop asks the program's group to end and waits until exited says Wait
@@ -343,36 +344,104 @@ func interrupted(ctx context.Context, name string) error {
 }
 
 // decodeOutput reads a command's standard output: one JSON value, or else
-// text.
+// text. out is the caller's to give away: a string output, the most
+// common large one, is out itself seen as a string rather than a copy.
 func decodeOutput(out []byte) any {
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) == 0 {
 		return ""
 	}
-	if v, err := jsonv.DecodeBytes(trimmed); err == nil {
+	if trimmed[0] == '"' {
+		if s, ok := plainString(trimmed); ok {
+			return s
+		}
+		var s string
+		if json.Unmarshal(trimmed, &s) == nil {
+			return s
+		}
+	} else if v, err := jsonv.DecodeBytes(trimmed); err == nil {
 		return v
 	}
-	return string(bytes.TrimRightFunc(out, unicode.IsSpace))
+	return owned(bytes.TrimRightFunc(out, unicode.IsSpace))
+}
+
+// plainString returns the text of the JSON string b when it reads as it
+// is written: valid JSON without escapes, in valid UTF-8, which
+// encoding/json would return unchanged.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[len(b)-1] != '"' || bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b) || !json.Valid(b) {
+		return "", false
+	}
+	return owned(b[1 : len(b)-1]), true
+}
+
+// owned is b as a string without a copy. b must be given away: nothing
+// may write to it afterwards, which holds for the standard output a
+// program wrote, read once into a buffer nothing else refers to.
+func owned(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // limitedBuffer keeps up to limit bytes and calls overflow, once, when more
-// arrive.
+// arrive. It keeps them in chunks rather than one growing slice, so that
+// reading n bytes allocates about 2n in all ([limitedBuffer.Bytes] joins
+// them) rather than the 3n or 4n of repeated doubling.
 type limitedBuffer struct {
-	buf      bytes.Buffer
+	chunks   [][]byte
+	n        int64
 	limit    int64
 	overflow func()
 	over     bool
 }
 
+// Chunks grow with what was read, from minChunk to maxChunk bytes.
+const (
+	minChunk = 4 << 10
+	maxChunk = 1 << 20
+)
+
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.over || int64(b.buf.Len())+int64(len(p)) > b.limit {
+	if b.over || b.n+int64(len(p)) > b.limit {
 		if !b.over {
 			b.over = true
 			b.overflow()
 		}
 		return 0, ErrOutputTooLarge
 	}
-	return b.buf.Write(p)
+	n := len(p)
+	b.n += int64(n)
+	for len(p) > 0 {
+		last := len(b.chunks) - 1
+		if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
+			b.chunks = append(b.chunks, make([]byte, 0, min(max(b.n, minChunk), maxChunk)))
+			last++
+		}
+		c := b.chunks[last]
+		k := min(len(p), cap(c)-len(c))
+		b.chunks[last] = append(c, p[:k]...)
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// Bytes returns what was written, in one slice of its length and
+// capacity (nil when nothing was).
+func (b *limitedBuffer) Bytes() []byte {
+	if b.n == 0 {
+		return nil
+	}
+	if len(b.chunks) == 1 && len(b.chunks[0]) == cap(b.chunks[0]) {
+		return b.chunks[0]
+	}
+	out := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		out = append(out, c...)
+	}
+	b.chunks = nil
+	return out
 }
 
 // tailBuffer keeps the last max bytes written to it.

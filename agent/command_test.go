@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,10 +77,62 @@ func TestDecodeOutput(t *testing.T) {
 		{"1 2", "1 2"},
 		{"ok\r\n", "ok"},
 		{"  lead", "  lead"},
+		{`"a\"b"`, `a"b`},
+		{`"caf\u00e9" `, "café"},
+		{"\"\xff\"", "\ufffd"},
+		{`"a" "b"`, `"a" "b"`},
+		{`"open`, `"open`},
+		{`"`, `"`},
+		{`""`, ""},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, decodeOutput([]byte(tt.in)), "%q", tt.in)
 	}
+}
+
+func TestLimitedBuffer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		writes []int
+	}{
+		{"nothing", nil},
+		{"small", []int{10}},
+		{"one chunk exactly", []int{minChunk}},
+		{"pipe-sized writes", []int{32 << 10, 32 << 10, 32 << 10, 5}},
+		{"past the largest chunk", []int{3 * maxChunk, 1, maxChunk + 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &limitedBuffer{limit: 1 << 30, overflow: func() { t.Error("overflow") }}
+			var want []byte
+			for i, n := range tt.writes {
+				p := bytes.Repeat([]byte{byte('a' + i)}, n)
+				k, err := b.Write(p)
+				require.NoError(t, err)
+				require.Equal(t, n, k)
+				want = append(want, p...)
+			}
+			got := b.Bytes()
+			assert.Equal(t, want, got)
+			assert.Equal(t, len(got), cap(got), "the output is held in a slice of its size")
+		})
+	}
+}
+
+func TestLimitedBufferOverflow(t *testing.T) {
+	t.Parallel()
+	overflows := 0
+	b := &limitedBuffer{limit: 10, overflow: func() { overflows++ }}
+	_, err := b.Write([]byte("0123456789"))
+	require.NoError(t, err)
+	for range 2 {
+		n, err := b.Write([]byte("x"))
+		assert.Zero(t, n)
+		assert.ErrorIs(t, err, ErrOutputTooLarge)
+	}
+	assert.Equal(t, 1, overflows)
+	assert.Equal(t, []byte("0123456789"), b.Bytes())
 }
 
 func TestCommandRequestOnStdin(t *testing.T) {

@@ -122,10 +122,33 @@ func checkEvents(events []Event) error {
 	return nil
 }
 
+// maxStatementBytes is about how many bytes of outputs one statement
+// binds at most; a larger output is written alone. SQLite copies each
+// bound value, then builds the row from it: rows written together hold
+// those copies together.
+const maxStatementBytes = 1 << 20
+
 // upsertTasks replaces the rows of the tasks' states in their versions, a
 // later state of a task and version replacing an earlier one.
 func (s *SQLite) upsertTasks(ctx context.Context, tx *sql.Tx, runID string, tasks []Task) error {
 	now := time.Now()
+	for len(tasks) > 0 {
+		n, size := 1, len(tasks[0].Output)
+		for n < len(tasks) && size+len(tasks[n].Output) <= maxStatementBytes {
+			size += len(tasks[n].Output)
+			n++
+		}
+		if err := s.upsertRows(ctx, tx, runID, tasks[:n], now); err != nil {
+			return err
+		}
+		tasks = tasks[n:]
+	}
+	return nil
+}
+
+// upsertRows writes the tasks' rows in as few statements as it can, now
+// being when those without a commit time were committed.
+func (s *SQLite) upsertRows(ctx context.Context, tx *sql.Tx, runID string, tasks []Task, now time.Time) error {
 	args := make([]any, 0, 13*min(len(tasks), maxRows))
 	return chunks(len(tasks), func(k, from, to int) error {
 		args = args[:0]

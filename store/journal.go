@@ -32,9 +32,13 @@ import (
 // resumed run keeps its requests' idempotency keys.
 //
 // Writes are grouped: one writer at a time commits, in one transaction
-// ([Store.CommitBatch]), every task state committed while the transaction
+// ([Store.CommitBatch]), the task states committed while the transaction
 // before was in flight, with the events observed meanwhile, so that tasks
-// that settle together share one commit. [Journal.Commit] still returns
+// that settle together share one commit. The writer encodes the outputs
+// as it takes them, and takes states while their outputs come to under
+// about 4 MiB, leaving the rest to the next transaction: the JSON of
+// large outputs waiting their turn is not held beside the outputs
+// themselves. [Journal.Commit] still returns
 // only once the transaction holding its task's state has committed, and
 // the error of a failed transaction goes to every commit in it. The first
 // commit to find no writer writes itself; what arrives while it writes is
@@ -55,20 +59,24 @@ type Journal struct {
 
 	mu       sync.Mutex
 	idle     sync.Cond // signalled when writing stops
-	open     *commits  // the commits the next transaction holds; nil: none
+	queue    []*commit // committed, not yet being written
 	pending  []Event   // observed, not yet being written
 	writing  bool      // a writer holds the commits and events being written
 	err      error     // the first append, status or exchange error
 	failures int       // how many such errors
 }
 
-// commits are the task states of one transaction and the outcome their
-// committers wait for.
-type commits struct {
-	tasks []Task
-	done  chan struct{} // closed once the transaction is over
-	err   error         // of the transaction; set before done closes
+// commit is a task state and the outcome its committer waits for.
+type commit struct {
+	task   Task
+	output any           // the task's output, encoded by the writer
+	done   chan struct{} // closed once the state is written or refused
+	err    error         // set before done closes
 }
+
+// maxTransactionBytes is about how many bytes of encoded outputs one
+// transaction holds, beyond its first output.
+const maxTransactionBytes = 4 << 20
 
 var (
 	_ runner.Journal  = (*Journal)(nil)
@@ -128,41 +136,41 @@ func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
 		Started: c.Started, Duration: c.Duration,
 		Tokens: Usage{Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens},
 	}
-	if c.Output != nil {
-		out, err := marshal(c.Output)
-		if err != nil {
-			return fmt.Errorf("store: run %q: task %q: its output of type %T cannot be journaled as JSON: %w", j.runID, c.TaskID, c.Output, err)
-		}
-		t.Output = out
-	}
 	if c.Err != nil {
 		t.Error = c.Err.Error()
 	}
+	e := &commit{task: t, output: c.Output, done: make(chan struct{})}
 	j.mu.Lock()
-	b := j.open
-	if b == nil {
-		b = &commits{done: make(chan struct{})}
-		j.open = b
-	}
-	b.tasks = append(b.tasks, t)
+	j.queue = append(j.queue, e)
 	if j.writing {
 		j.mu.Unlock()
 		select {
-		case <-b.done:
-			return b.err
+		case <-e.done:
+			return e.err
 		case <-ctx.Done():
 			return fmt.Errorf("store: run %q: task %q: %w", j.runID, c.TaskID, context.Cause(ctx))
 		}
 	}
 	j.writing = true
-	j.writeLocked(context.WithoutCancel(ctx))
-	if j.open != nil || len(j.pending) > 0 {
+	for !isDone(e) {
+		j.writeLocked(context.WithoutCancel(ctx))
+	}
+	if len(j.queue) > 0 || len(j.pending) > 0 {
 		go j.drain()
 	} else {
 		j.stopLocked()
 	}
 	j.mu.Unlock()
-	return b.err
+	return e.err
+}
+
+func isDone(e *commit) bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // EventData is the Data of the events the [Journal] appends: the fields of a
@@ -249,13 +257,14 @@ func (j *Journal) Observe(e runner.Event) {
 func (j *Journal) drain() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for j.open != nil || len(j.pending) > 0 {
+	for len(j.queue) > 0 || len(j.pending) > 0 {
 		j.writeLocked(context.Background())
 	}
 	j.stopLocked()
 }
 
-// writeLocked writes the open commits and the pending events in one
+// writeLocked writes the first commits of the queue, up to about
+// maxTransactionBytes of outputs, and the pending events in one
 // transaction. The caller is the writer and holds mu, which writeLocked
 // releases while it writes.
 func (j *Journal) writeLocked(ctx context.Context) {
@@ -264,12 +273,34 @@ func (j *Journal) writeLocked(ctx context.Context) {
 	j.mu.Unlock()
 	runtime.Gosched()
 	j.mu.Lock()
-	b, events := j.open, j.pending
-	j.open, j.pending = nil, nil
+	queue, events := j.queue, j.pending
+	j.queue, j.pending = nil, nil
 	j.mu.Unlock()
-	var tasks []Task
-	if b != nil {
-		tasks = b.tasks
+	var (
+		taken []*commit
+		tasks []Task
+		size  int
+	)
+	for len(queue) > 0 && (len(taken) == 0 || size < maxTransactionBytes) {
+		e := queue[0]
+		queue = queue[1:]
+		t := e.task
+		if e.output != nil {
+			out, err := marshal(e.output)
+			if err != nil {
+				e.err = fmt.Errorf("store: run %q: task %q: its output of type %T cannot be journaled as JSON: %w", j.runID, t.ID, e.output, err)
+				close(e.done)
+				continue
+			}
+			t.Output = out
+			size += len(out)
+		}
+		taken = append(taken, e)
+		tasks = append(tasks, t)
+	}
+	if len(tasks) == 0 && len(events) == 0 {
+		j.mu.Lock()
+		return
 	}
 	err := j.s.CommitBatch(ctx, j.runID, Batch{Tasks: tasks, Events: events})
 	var eventErr error
@@ -283,11 +314,13 @@ func (j *Journal) writeLocked(ctx context.Context) {
 		eventErr = err
 		err = j.s.CommitBatch(ctx, j.runID, Batch{Tasks: tasks})
 	}
-	if b != nil {
-		b.err = err
-		close(b.done)
+	for _, e := range taken {
+		e.err = err
+		close(e.done)
 	}
 	j.mu.Lock()
+	// What was left waits before what arrived meanwhile.
+	j.queue = append(queue, j.queue...)
 	if eventErr != nil {
 		j.failLocked(eventErr)
 	}

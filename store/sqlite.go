@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"modernc.org/sqlite"
 )
@@ -576,12 +577,19 @@ func timeOf(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64)
 }
 
-// text is b as a TEXT value, or NULL when b is nil.
+// text is b as a TEXT value, or NULL when b is nil. It does not copy b,
+// which may be a task's output of many megabytes: the driver copies a
+// string argument into SQLite when it binds it and keeps no reference to
+// it once the statement has run, and b is not written meanwhile. A []byte
+// argument would be stored as a BLOB, which JSON columns are not.
 func text(b []byte) any {
 	if b == nil {
 		return nil
 	}
-	return string(b)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // checkJSON fails unless b is nil or JSON.

@@ -48,6 +48,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -91,8 +92,20 @@ func runExit(s runner.Status) error {
 }
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// gcPercent is the garbage collector's target unless GOGC sets another.
+// What a run holds is mostly its tasks' outputs, kept for their
+// dependents until it ends; Go's default of 100 lets the heap grow to
+// twice what is held before it collects, 50 to one and a half times. The
+// collections it adds cost little in a process that mostly waits for its
+// workers: a run fanning 20 outputs of 8 MiB into one task peaks at about
+// twice their size in memory rather than 2.2 times, in the same CPU time.
+const gcPercent = 50
 
 // run executes the command line and returns the exit code.
 //

@@ -341,7 +341,7 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	case r.format == "json" && out.Execution != nil:
 		err = encodeJSON(w, out.Execution)
 	case r.format == "json":
-		err = encodeJSON(w, out.Result)
+		err = encodeResult(w, out.Result)
 	default:
 		r.progress.announce()
 		err = writeSummary(w, out, r.journaled)

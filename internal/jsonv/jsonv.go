@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // MaxDepth is how deeply arrays and objects may nest in a value that
@@ -51,11 +52,51 @@ func DecodeBytes(data []byte) (any, error) {
 // Marshal returns v as compact JSON without HTML escaping and without a
 // trailing newline. Map keys come out sorted, as with encoding/json.
 func Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
+	if s, ok := v.(string); ok && plain(s) {
+		// A worker's output is often one long string: written straight
+		// into a slice of its size, it is copied once.
+		b := make([]byte, 0, len(s)+2)
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"'), nil
+	}
+	var b appender
 	if err := Encode(&b, v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return bytes.TrimSuffix(b, []byte("\n")), nil
+}
+
+// plain tells whether encoding/json, not escaping HTML, writes s as it
+// is between quotes: no quote, backslash or control character, and valid
+// UTF-8 without U+2028 or U+2029, which it escapes for JavaScript.
+func plain(s string) bool {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c < ' ' || c == '"' || c == '\\' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// appender appends what is written to it. encoding/json's Encoder writes
+// a value in one Write, from a scratch buffer it reuses: appended to an
+// empty appender, the value is copied once into a slice of about its
+// size, where a growing buffer would copy it again at each doubling.
+type appender []byte
+
+func (a *appender) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
+	return len(p), nil
 }
 
 // Encode writes v to w as one line of compact JSON, without HTML

@@ -81,6 +81,36 @@ func TestMarshalAndEncode(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestMarshalString checks that strings, which Marshal writes itself when
+// they need no escape, come out as encoding/json writes them.
+func TestMarshalString(t *testing.T) {
+	for _, s := range stringCases {
+		assertMarshalsString(t, s)
+	}
+}
+
+var stringCases = []string{
+	"", "plain", "café ünïcode 日本", "a\"b", `back\slash`, "tab\tnew\nline\r", "\x00\x01\x1f\x7f",
+	"\b\f", "<html> & </html>", "\u2028\u2029", "bad \xff utf-8", "\xed\xa0\x80", "\U0001F600", strings.Repeat("x", 1<<16),
+}
+
+func FuzzMarshalString(f *testing.F) {
+	for _, s := range stringCases {
+		f.Add(s)
+	}
+	f.Fuzz(assertMarshalsString)
+}
+
+func assertMarshalsString(t *testing.T, s string) {
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(s))
+	got, err := jsonv.Marshal(s)
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSuffix(want.String(), "\n"), string(got), "%q", s)
+}
+
 type point struct {
 	X int    `json:"x"`
 	Y string `json:"y"`

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// tasksKey is where the tasks of an indented result document start: a key
+// of the top-level object, which alone is indented by two spaces after a
+// newline (strings hold no raw newline).
+var tasksKey = []byte("\n  \"tasks\": ")
+
+// encodeResult writes r as encodeJSON does, byte for byte, without holding
+// the whole document: the rest of it is encoded with no tasks, and the
+// tasks are written into it one at a time, so that a run whose tasks
+// output many megabytes costs about its largest output to print rather
+// than several copies of them all.
+func encodeResult(w io.Writer, r *runner.Result) error {
+	if len(r.Tasks) == 0 {
+		return encodeJSON(w, r)
+	}
+	rest := *r
+	rest.Tasks = nil
+	var head bytes.Buffer
+	if err := encodeJSON(&head, &rest); err != nil {
+		return err
+	}
+	doc := head.Bytes()
+	at := bytes.Index(doc, tasksKey)
+	if at < 0 || !bytes.HasPrefix(doc[at+len(tasksKey):], []byte("{}")) {
+		return encodeJSON(w, r) // not the form expected: print it whole
+	}
+	at += len(tasksKey)
+	if _, err := w.Write(doc[:at]); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "{\n"); err != nil {
+		return err
+	}
+	ids := slices.Sorted(maps.Keys(r.Tasks))
+	for i, id := range ids {
+		key, err := jsonv.Marshal(id)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "    "+string(key)+": "); err != nil {
+			return err
+		}
+		// Indented from the depth it is at in the document, the task reads
+		// as it would there.
+		enc := json.NewEncoder(lineWriter{w})
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("    ", "  ")
+		if err := enc.Encode(r.Tasks[id]); err != nil {
+			return err
+		}
+		end := "\n"
+		if i < len(ids)-1 {
+			end = ",\n"
+		}
+		if _, err := io.WriteString(w, end); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(w, "  }"); err != nil {
+		return err
+	}
+	_, err := w.Write(doc[at+len("{}"):])
+	return err
+}
+
+// lineWriter drops the newline json.Encoder ends a value with, which it
+// writes in one Write.
+type lineWriter struct{ w io.Writer }
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	_, err := l.w.Write(bytes.TrimSuffix(p, []byte("\n")))
+	return n, err
+}
