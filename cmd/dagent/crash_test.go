@@ -196,10 +196,11 @@ func crashCycles(t *testing.T, bin string, rng *rand.Rand, c crashCase) {
 			var exit *exec.ExitError
 			if killed && errors.As(werr, &exit) && exit.Sys().(syscall.WaitStatus).Signaled() {
 				kills++
-				// The workers of the killed process live on (they run in
-				// process groups of their own) and finish their attempt:
-				// let them, so that their side effects are in the log
-				// before its length is taken.
+				// On Linux the workers die with the killed process; where
+				// nothing kills them they live on (in process groups of
+				// their own) and finish their attempt: let them, so that
+				// their side effects are in the log before its length is
+				// taken.
 				waitWorkers(t, filepath.Join(dir, "work.sh"))
 				rec := checkDB(t, db, id)
 				s := snapshot{committed: map[string]bool{}, logLen: len(sideEffects(t, log))}
