@@ -630,19 +630,10 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 		created = time.Now()
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
+		return execOne(ctx, tx, ErrExists, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
 			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, text(r.Plan), planHash(r.Plan), planTasks(r.Plan), r.Mission, text(r.Spec), StatusRunning,
 			created.UnixNano(), created.UnixNano())
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrExists
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: create run %q: %w", r.ID, err)
@@ -705,16 +696,7 @@ func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) e
 		return fmt.Errorf("store: run %q: set status: no status given", runID)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, updated = ? WHERE id = ?`, status, errText, time.Now().UnixNano(), runID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
-		}
-		return nil
+		return execOne(ctx, tx, ErrNotFound, `UPDATE runs SET status = ?, error = ?, updated = ? WHERE id = ?`, status, errText, time.Now().UnixNano(), runID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: set status: %w", runID, err)
@@ -1021,16 +1003,7 @@ func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(O
 // Heartbeat implements [Store].
 func (s *SQLite) Heartbeat(ctx context.Context, runID string, o Owner) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotOwner
-		}
-		return nil
+		return execOne(ctx, tx, ErrNotOwner, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: heartbeat: %w", runID, err)
@@ -1112,4 +1085,20 @@ func processesOf(ctx context.Context, q rowsQuerier, runID string) ([]Process, e
 		out = append(out, p)
 	}
 	return out, errors.Join(rows.Err(), rows.Close())
+}
+
+// execOne runs a statement that must change a row, and returns none when
+// it changes nothing: the run does not exist, or is not as the statement
+// expects.
+func execOne(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return none
+	}
+	return nil
 }
