@@ -30,14 +30,9 @@ e2e:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: a short pass (FUZZTIME each) of every fuzz target
+## fuzz: a short pass (FUZZTIME each) of every fuzz target; see .ci/fuzz
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-			echo "== $$pkg $$target"; \
-			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
 ## lint: gofmt check and go vet
 lint:
