@@ -97,24 +97,27 @@ type run struct {
 	bus      *bus
 	ctx      context.Context
 
-	mu       sync.Mutex
-	ready    []int // tasks that may start now, from head on
-	head     int
-	byPhase  [][]int           // Phased: tasks ready to start when their phase comes
-	phase    int               // Phased: the phase under way; -1 before the first
-	begun    time.Time         // Phased: when the phase under way started
-	running  int               // tasks taken and not settled
-	group    *errgroup.Group   // the group new workers join: the phase's in Phased
-	groups   []*errgroup.Group // every group of the run
-	gen      int               // counts the groups: a worker of an older one retires
-	inGroup  int               // workers started in the current group
-	workers  int               // workers, not counting those left in abandoned agents
-	idle     int               // workers waiting for a task
-	waking   int               // workers told of a task that have not woken yet
-	wakeup   sync.Cond         // tells idle workers of a ready task or the end
-	ended    bool              // no task will start: workers end
-	done     chan struct{}     // closed when the last worker ended
-	detached bool              // a worker was left in an abandoned agent
+	mu      sync.Mutex
+	ready   []int // tasks that may start now, from head on
+	head    int
+	byPhase [][]int   // Phased: tasks ready to start when their phase comes
+	phase   int       // Phased: the phase under way; -1 before the first
+	begun   time.Time // Phased: when the phase under way started
+	running int       // tasks taken, not settled and not committing
+	// committing counts the tasks whose outcome an AsyncJournal is making
+	// durable: they hold no place, and they settle when it answers.
+	committing int
+	group      *errgroup.Group   // the group new workers join: the phase's in Phased
+	groups     []*errgroup.Group // every group of the run
+	gen        int               // counts the groups: a worker of an older one retires
+	inGroup    int               // workers started in the current group
+	workers    int               // workers, not counting those left in abandoned agents
+	idle       int               // workers waiting for a task
+	waking     int               // workers told of a task that have not woken yet
+	wakeup     sync.Cond         // tells idle workers of a ready task or the end
+	ended      bool              // no task will start: workers end
+	done       chan struct{}     // closed when the last worker ended
+	detached   bool              // a worker was left in an abandoned agent
 	watchdog
 
 	halted  bool

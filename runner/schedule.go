@@ -165,22 +165,60 @@ func (r *run) resume(j *job, n int, x reply) {
 }
 
 // finish commits o, settles it, and returns the next task j's worker is to
-// run, or -1 when the run is over and the worker ends.
+// run, or -1 when the run is over and the worker ends. With an
+// [AsyncJournal] the worker does not wait for the commit: the task's
+// place goes to the next ready task, and the journal's answer settles o
+// (see committedAsync).
 func (r *run) finish(j *job, o *outcome) int {
-	r.commit(r.ctx, o)
+	if aj, ok := r.journal.(AsyncJournal); ok && r.journals(o) {
+		r.mu.Lock()
+		r.running--
+		r.committing++
+		r.mu.Unlock()
+		oc := *o
+		aj.CommitAsync(context.WithoutCancel(r.ctx), r.commitOf(o), func(err error) { r.committedAsync(committed(oc, err)) })
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.carryOn(j, time.Now())
+	}
+	r.commit(o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// One reading of the clock ends this task and starts the next.
 	now := time.Now()
 	r.settle(o, now)
 	r.running--
+	return r.carryOn(j, now)
+}
+
+// committedAsync settles o, whose commit the journal has answered, on the
+// journal's goroutine. When o was the last task the run waited for, an
+// idle worker wakes to start the next phase or end the run.
+func (r *run) committedAsync(o outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	r.settle(&o, now)
+	r.committing--
+	r.spawn(now)
+	if r.running == 0 && r.committing == 0 && r.head == len(r.ready) && r.idle > 0 && r.waking == 0 {
+		r.idle--
+		r.waking++
+		r.wakeup.Signal()
+	}
+}
+
+// carryOn returns the next task j's worker is to run, started at now, waiting
+// while tasks run or commit that may make one ready; or -1 when the run is
+// over, or j's group retired, and the worker ends. The caller holds mu.
+func (r *run) carryOn(j *job, now time.Time) int {
 	for !r.ended && j.gen == r.gen {
 		if i := r.take(now); i >= 0 {
 			r.spawn(now)
 			return i
 		}
-		if r.running > 0 {
-			// Tasks run that may make one ready.
+		if r.running > 0 || r.committing > 0 {
+			// Tasks run or commit that may make one ready.
 			r.idle++
 			r.wakeup.Wait()
 			if !r.ended && j.gen == r.gen {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/plantest"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 )
@@ -196,4 +199,42 @@ func TestJournalEventsDoNotFailCommits(t *testing.T) {
 	rec, err := s.Load(ctx, "r")
 	require.NoError(t, err)
 	assert.Contains(t, rec.Tasks, "a")
+}
+
+// A run's tasks do not wait for their commits in their places: while the
+// first transaction is in flight, every other task of a layer runs, with a
+// concurrency of 2, and at most one more transaction holds all of them.
+func TestJournalBatchesOutgrowConcurrency(t *testing.T) {
+	s := open(t)
+	const n = 40
+	p := plantest.Layered(1, n, "noop")
+	createRun(t, s, "r", p)
+	g := newGatedStore(s)
+	j := store.NewJournal(g, "r")
+	var ran atomic.Int32
+	allRan := make(chan struct{})
+	counting := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+		if ran.Add(1) == n {
+			close(allRan)
+		}
+		return agent.Result{Output: "ok"}, nil
+	})
+	var atRelease int32
+	go func() {
+		<-g.entered
+		select {
+		case <-allRan:
+		case <-time.After(5 * time.Second):
+		}
+		atRelease = ran.Load()
+		close(g.release)
+	}()
+	rn := runner.New(runner.WithAgent("noop", counting), runner.WithConcurrency(2), runner.WithJournal(j))
+	res, err := rn.RunPlan(ctx, p, runner.WithRunID("r"))
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, res.Status)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	assert.EqualValues(t, n, atRelease, "every task ran while the first transaction was in flight")
+	assert.LessOrEqual(t, len(g.batches), 2, "%v", g.batches)
 }

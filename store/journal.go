@@ -34,21 +34,22 @@ import (
 // Writes are grouped: one writer at a time commits, in one transaction
 // ([Store.CommitBatch]), the task states committed while the transaction
 // before was in flight, with the events observed meanwhile, so that tasks
-// that settle together share one commit. The writer encodes the outputs
-// as it takes them, and takes states while their outputs come to under
-// about 4 MiB, leaving the rest to the next transaction: the JSON of
-// large outputs waiting their turn is not held beside the outputs
-// themselves. [Journal.Commit] still returns
-// only once the transaction holding its task's state has committed, and
-// the error of a failed transaction goes to every commit in it. The first
-// commit to find no writer writes itself; what arrives while it writes is
-// left to a background writer that runs until it has caught up. Events
-// alone are written by that background writer too, so that observing
-// never waits for the database; on EventRunFinished the journal writes
-// what is left, then the status, before Observe returns (and so before
-// [runner.Runner.Run] returns). Events are history: a crash may lose the
-// last batch of them, never a committed task, and events that cannot be
-// written never fail a task's commit.
+// that settle together share one commit. The journal is a
+// [runner.AsyncJournal]: the runner does not wait for the write, and gives
+// the task's place to the next ready task while it is under way, so that
+// the more a write takes, the more states the next one gathers. A task
+// still counts as settled only once the transaction holding its state has
+// committed, and the error of a failed transaction goes to every commit in
+// it. The writer encodes the outputs as it takes them, and takes states
+// while their outputs come to under about 4 MiB, leaving the rest to the
+// next transaction: the JSON of large outputs waiting their turn is not
+// held beside the outputs themselves. The writer is a goroutine that runs
+// while there is something to write. Observing never waits for the
+// database; on EventRunFinished the journal writes what is left, then the
+// status, before Observe returns (and so before [runner.Runner.Run]
+// returns). Events are history: a crash may lose the last batch of them,
+// never a committed task, and events that cannot be written never fail a
+// task's commit.
 //
 // A Journal is safe for concurrent use. There is no useful zero Journal:
 // create it with [NewJournal].
@@ -66,12 +67,11 @@ type Journal struct {
 	failures int       // how many such errors
 }
 
-// commit is a task state and the outcome its committer waits for.
+// commit is a task state and whom to tell once it is written.
 type commit struct {
 	task   Task
-	output any           // the task's output, encoded by the writer
-	done   chan struct{} // closed once the state is written or refused
-	err    error         // set before done closes
+	output any             // the task's output, encoded by the writer
+	done   func(err error) // called once the state is written or refused
 }
 
 // maxTransactionBytes is about how many bytes of encoded outputs one
@@ -79,8 +79,8 @@ type commit struct {
 const maxTransactionBytes = 4 << 20
 
 var (
-	_ runner.Journal  = (*Journal)(nil)
-	_ runner.Observer = (*Journal)(nil)
+	_ runner.AsyncJournal = (*Journal)(nil)
+	_ runner.Observer     = (*Journal)(nil)
 )
 
 // NewJournal returns the journal of run runID in s.
@@ -127,10 +127,25 @@ func (j *Journal) SetVersion(v int) { j.version.Store(int64(v)) }
 
 // Commit implements [runner.Journal]: it records c as the task's final state
 // in the journal's plan version (see [Journal.CommitPlan]), the output as
-// JSON and the error as text, and returns once it is durable.
+// JSON and the error as text, and returns once it is durable, or once ctx
+// ends (the write goes on).
 // An output that cannot be written as JSON is an error, which halts the
 // run: a result the journal cannot keep would be lost on resume.
 func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
+	answer := make(chan error, 1)
+	j.CommitAsync(ctx, c, func(err error) { answer <- err })
+	select {
+	case err := <-answer:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("store: run %q: task %q: %w", j.runID, c.TaskID, context.Cause(ctx))
+	}
+}
+
+// CommitAsync implements [runner.AsyncJournal]: it records c as
+// [Journal.Commit] does, and calls done, on the writer's goroutine, once c
+// is durable or cannot be.
+func (j *Journal) CommitAsync(_ context.Context, c runner.Commit, done func(error)) {
 	t := Task{
 		ID: c.TaskID, Version: int(j.version.Load()), Status: string(c.Status), Attempts: c.Attempts, Diagnosis: c.Diagnosis,
 		Started: c.Started, Duration: c.Duration,
@@ -139,38 +154,13 @@ func (j *Journal) Commit(ctx context.Context, c runner.Commit) error {
 	if c.Err != nil {
 		t.Error = c.Err.Error()
 	}
-	e := &commit{task: t, output: c.Output, done: make(chan struct{})}
 	j.mu.Lock()
-	j.queue = append(j.queue, e)
-	if j.writing {
-		j.mu.Unlock()
-		select {
-		case <-e.done:
-			return e.err
-		case <-ctx.Done():
-			return fmt.Errorf("store: run %q: task %q: %w", j.runID, c.TaskID, context.Cause(ctx))
-		}
-	}
-	j.writing = true
-	for !isDone(e) {
-		j.writeLocked(context.WithoutCancel(ctx))
-	}
-	if len(j.queue) > 0 || len(j.pending) > 0 {
+	j.queue = append(j.queue, &commit{task: t, output: c.Output, done: done})
+	if !j.writing {
+		j.writing = true
 		go j.drain()
-	} else {
-		j.stopLocked()
 	}
 	j.mu.Unlock()
-	return e.err
-}
-
-func isDone(e *commit) bool {
-	select {
-	case <-e.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // EventData is the Data of the events the [Journal] appends: the fields of a
@@ -288,8 +278,7 @@ func (j *Journal) writeLocked(ctx context.Context) {
 		if e.output != nil {
 			out, err := marshal(e.output)
 			if err != nil {
-				e.err = fmt.Errorf("store: run %q: task %q: its output of type %T cannot be journaled as JSON: %w", j.runID, t.ID, e.output, err)
-				close(e.done)
+				e.done(fmt.Errorf("store: run %q: task %q: its output of type %T cannot be journaled as JSON: %w", j.runID, t.ID, e.output, err))
 				continue
 			}
 			t.Output = out
@@ -315,8 +304,7 @@ func (j *Journal) writeLocked(ctx context.Context) {
 		err = j.s.CommitBatch(ctx, j.runID, Batch{Tasks: tasks})
 	}
 	for _, e := range taken {
-		e.err = err
-		close(e.done)
+		e.done(err)
 	}
 	j.mu.Lock()
 	// What was left waits before what arrived meanwhile.
