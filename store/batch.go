@@ -10,32 +10,28 @@ import (
 	"time"
 )
 
-// maxRows is how many rows one statement of a batch writes at most: the
-// statements write 1, 2, 4, ... maxRows rows, so that a batch of n rows
-// takes about log2(n) statements, each prepared once.
+// maxRows is how many task states one statement of a batch writes at
+// most: the statements write 1, 2, 4, ... maxRows rows, so that a batch of
+// n states takes about log2(n) statements, each prepared once.
 const maxRows = 1 << maxShift
 
 const maxShift = 6
 
-// batchStmts are the prepared statements that write many rows at once:
-// tasks[k] and events[k] write 2^k rows.
+// batchStmts are the prepared statements that write many task states at
+// once: tasks[k] writes 2^k rows.
 type batchStmts struct {
-	tasks, events [maxShift + 1]*sql.Stmt
+	tasks [maxShift + 1]*sql.Stmt
 }
 
 func (b *batchStmts) prepare(ctx context.Context, db *sql.DB) error {
 	for k := range b.tasks {
-		n := 1 << k
 		var err error
 		if b.tasks[k], err = db.PrepareContext(ctx, `INSERT INTO tasks (run_id, task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed)
-			VALUES `+rows(n, 13)+`
+			VALUES `+rows(1<<k, 13)+`
 			ON CONFLICT (run_id, task_id, version) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
 				output = excluded.output, error = excluded.error, diagnosis = excluded.diagnosis, started = excluded.started,
 				duration = excluded.duration, prompt_tokens = excluded.prompt_tokens,
 				completion_tokens = excluded.completion_tokens, committed = excluded.committed`); err != nil {
-			return err
-		}
-		if b.events[k], err = db.PrepareContext(ctx, `INSERT INTO events (run_id, seq, kind, time, task_id, data) VALUES `+rows(n, 6)); err != nil {
 			return err
 		}
 	}
@@ -44,7 +40,7 @@ func (b *batchStmts) prepare(ctx context.Context, db *sql.DB) error {
 
 func (b *batchStmts) close() error {
 	var errs []error
-	for _, st := range append(b.tasks[:], b.events[:]...) {
+	for _, st := range b.tasks {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -166,32 +162,6 @@ func (s *SQLite) upsertRows(ctx context.Context, tx *sql.Tx, runID string, tasks
 		if isForeignKey(err) {
 			return ErrNotFound
 		}
-		return err
-	})
-}
-
-// appendEvents appends the events to the run's timeline.
-func (s *SQLite) appendEvents(ctx context.Context, tx *sql.Tx, runID string, events []Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	seq, err := last(ctx, tx.StmtContext(ctx, s.lastEvent), runID)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	args := make([]any, 0, 6*min(len(events), maxRows))
-	return chunks(len(events), func(k, from, to int) error {
-		args = args[:0]
-		for _, e := range events[from:to] {
-			seq++
-			t := e.Time
-			if t.IsZero() {
-				t = now
-			}
-			args = append(args, runID, seq, e.Kind, t.UnixNano(), e.TaskID, text(e.Data))
-		}
-		_, err := tx.StmtContext(ctx, s.batch.events[k]).ExecContext(ctx, args...)
 		return err
 	})
 }

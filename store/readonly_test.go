@@ -25,6 +25,10 @@ func journalWithARun(t *testing.T) string {
 	require.NoError(t, err)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r", Plan: []byte(`{"tasks": [{"id": "a"}]}`), Mission: "m"}))
 	require.NoError(t, s.CommitTask(ctx, "r", store.Task{ID: "a", Status: "done", Output: []byte(`1`)}))
+	require.NoError(t, s.AppendEvents(ctx, "r", []store.Event{
+		{Kind: "run_started", Time: time.Unix(1, 0)},
+		{Kind: "task_finished", TaskID: "a", Time: time.Unix(2, 0), Data: []byte(`{"attempt":1}`)},
+	}))
 	require.NoError(t, s.Acquire(ctx, "r", store.Owner{ID: "o", PID: 1, Host: "h"}, nil))
 	require.NoError(t, s.Close())
 	return path
@@ -160,11 +164,55 @@ func readCopy(t *testing.T, cp string) {
 	}
 }
 
+// toSchema4 turns the journal at path back into schema 4: its events in
+// the table of one row per event.
+func toSchema4(t *testing.T, path string) {
+	t.Helper()
+	db := raw(t, path)
+	for _, stmt := range []string{
+		`CREATE TABLE events (
+			run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			seq     INTEGER NOT NULL,
+			kind    TEXT NOT NULL,
+			time    INTEGER NOT NULL,
+			task_id TEXT NOT NULL DEFAULT '',
+			data    TEXT,
+			PRIMARY KEY (run_id, seq)
+		) WITHOUT ROWID`,
+		`INSERT INTO events (run_id, seq, kind, time, task_id, data)
+			SELECT c.run_id, c.seq + e.key, e.value ->> 'kind', e.value ->> 'time', COALESCE(e.value ->> 'task_id', ''), e.value -> 'data'
+			FROM event_chunks c, json_each(c.events) e`,
+		`DROP TABLE event_chunks`,
+		`DELETE FROM schema_version WHERE version > 4`,
+	} {
+		_, err := db.Exec(stmt)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+}
+
 // A reader reads the schema it finds when it can: an older schema as it
 // is, without migrating it; one too old, or too new, is refused.
 func TestReadOnlySchemas(t *testing.T) {
+	t.Run("version 4, read as it is", func(t *testing.T) {
+		path := journalWithARun(t)
+		want := openReadOnly(t, path)
+		wantRec, err := want.Load(ctx, "r")
+		require.NoError(t, err)
+		toSchema4(t, path)
+
+		s := openReadOnly(t, path)
+		rec, err := s.Load(ctx, "r")
+		require.NoError(t, err)
+		assert.Equal(t, kinds(wantRec.Events), kinds(rec.Events))
+		assertSameEvents(t, wantRec.Events, rec.Events)
+		var v int
+		require.NoError(t, raw(t, path).QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
+		assert.Equal(t, 4, v, "not migrated")
+	})
 	t.Run("version 2, read as it is", func(t *testing.T) {
 		path := journalWithARun(t)
+		toSchema4(t, path)
 		db := raw(t, path)
 		_, err := db.Exec(`DROP TABLE leases`)
 		require.NoError(t, err)
@@ -186,6 +234,7 @@ func TestReadOnlySchemas(t *testing.T) {
 	})
 	t.Run("version 3, read as it is", func(t *testing.T) {
 		path := journalWithARun(t)
+		toSchema4(t, path)
 		db := raw(t, path)
 		_, err := db.Exec(`DROP TABLE processes`)
 		require.NoError(t, err)

@@ -57,8 +57,8 @@ type SQLite struct {
 	w      *sql.DB // writes: one connection, BEGIN IMMEDIATE; nil when read-only
 	r      *sql.DB // reads
 
-	insertExchange, lastEvent, lastExchange, lastPlan, upsertPlan *sql.Stmt
-	batch                                                         batchStmts // tasks and events
+	insertExchange, lastEvent, insertChunk, lastExchange, lastPlan, upsertPlan *sql.Stmt
+	batch                                                                      batchStmts // tasks and events
 
 	closeOnce sync.Once
 	closeErr  error
@@ -362,10 +362,24 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX processes_by_run ON processes (run_id)`,
 	},
+	// 5: events in chunks, a row for the events a transaction appends
+	// rather than one for each: a row costs more than its encoding.
+	{
+		`CREATE TABLE event_chunks (
+			run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			seq    INTEGER NOT NULL,     -- of its first event
+			last   INTEGER NOT NULL,     -- seq of its last event
+			events TEXT NOT NULL,        -- JSON: [{"kind", "time", "task_id", "data"}, ...]
+			PRIMARY KEY (run_id, seq)
+		) WITHOUT ROWID`,
+		`INSERT INTO event_chunks (run_id, seq, last, events)
+			SELECT run_id, seq, seq, json_array(json_object('kind', kind, 'time', time, 'task_id', task_id, 'data', json(data))) FROM events`,
+		`DROP TABLE events`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {
@@ -405,7 +419,8 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		query string
 	}{
 		{&s.insertExchange, `INSERT INTO exchanges (run_id, seq, key, exchange) VALUES (?, ?, ?, ?)`},
-		{&s.lastEvent, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1)`},
+		{&s.lastEvent, `SELECT (SELECT 1 FROM runs WHERE id = ?1), COALESCE((SELECT last FROM event_chunks WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1), 0)`},
+		{&s.insertChunk, `INSERT INTO event_chunks (run_id, seq, last, events) VALUES (?, ?, ?, ?)`},
 		{&s.lastExchange, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(seq), 0) FROM exchanges WHERE run_id = ?1)`},
 		{&s.lastPlan, `SELECT (SELECT 1 FROM runs WHERE id = ?1), (SELECT COALESCE(MAX(version), -1) FROM plans WHERE run_id = ?1)`},
 		{&s.upsertPlan, `INSERT INTO plans (run_id, version, plan, trial, plan_hash, total, committed) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -425,7 +440,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 func (s *SQLite) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		for _, st := range []*sql.Stmt{s.insertExchange, s.lastEvent, s.lastExchange, s.lastPlan, s.upsertPlan} {
+		for _, st := range []*sql.Stmt{s.insertExchange, s.lastEvent, s.insertChunk, s.lastExchange, s.lastPlan, s.upsertPlan} {
 			if st != nil {
 				errs = append(errs, st.Close())
 			}
@@ -829,22 +844,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 
-	rows, err = tx.QueryContext(ctx, `SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? ORDER BY seq`, runID)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var e Event
-		var at sql.NullInt64
-		var data []byte
-		if err := rows.Scan(&e.Seq, &e.Kind, &at, &e.TaskID, &data); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		e.Time, e.Data = timeOf(at), raw(data)
-		rec.Events = append(rec.Events, e)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	if rec.Events, err = s.events(ctx, tx, runID); err != nil {
 		return nil, err
 	}
 

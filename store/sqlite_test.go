@@ -95,7 +95,7 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 		tables = append(tables, n)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []string{"events", "exchanges", "leases", "plans", "processes", "runs", "schema_version", "tasks"}, tables)
+	assert.Equal(t, []string{"event_chunks", "exchanges", "leases", "plans", "processes", "runs", "schema_version", "tasks"}, tables)
 	var mode string
 	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)
@@ -414,6 +414,7 @@ func copyV1(t *testing.T) string {
 func TestOpenMigratesVersion1(t *testing.T) {
 	checkIntegrity(t)
 	path := copyV1(t)
+	before := eventRows(t, raw(t, path), "release")
 	s := open(t)
 	var versions []int
 	rows, err := raw(t, path).Query(`SELECT version FROM schema_version ORDER BY version`)
@@ -424,7 +425,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 		versions = append(versions, v)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []int{1, 2, 3, 4}, versions)
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, versions)
 
 	list, err := s.List(ctx)
 	require.NoError(t, err)
@@ -462,6 +463,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	for i, e := range rec.Events {
 		assert.Equal(t, i+1, e.Seq)
 	}
+	assertSameEvents(t, before, rec.Events)
 	require.Len(t, rec.Exchanges, 1)
 	assert.Contains(t, string(rec.Exchanges[0].Exchange), "Paris.")
 	outputs, waiting, err := store.Resume(rec)
@@ -491,10 +493,13 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	require.NoError(t, s.CommitPlan(ctx, "release", store.PlanVersion{Version: 0, Plan: rec.Plan}))
 	require.NoError(t, s.CommitTask(ctx, "release", store.Task{ID: "review", Version: 0, Status: "done"}))
 	require.NoError(t, s.CommitTask(ctx, "release", store.Task{ID: "publish", Version: 0, Status: "done", Output: json.RawMessage(`"out"`)}))
+	require.NoError(t, s.AppendEvents(ctx, "release", []store.Event{{Kind: "run_started"}, {Kind: "task_started", TaskID: "publish"}}))
 	rec, err = s.Load(ctx, "release")
 	require.NoError(t, err)
 	assert.Len(t, rec.Plans, 1)
 	assert.Len(t, rec.Commits, 3)
+	require.Len(t, rec.Events, len(before)+2)
+	assert.Equal(t, len(before)+2, rec.Events[len(before)+1].Seq, "the timeline goes on from the migrated events")
 }
 
 // The migration is one transaction: when it fails, the database is left as
@@ -527,4 +532,47 @@ func TestFailedMigrationChangesNothing(t *testing.T) {
 	rec, err := s.Load(ctx, "release")
 	require.NoError(t, err, "once out of the way, the migration goes through")
 	assert.Len(t, rec.Commits, 2)
+}
+
+// eventRows reads a run's events from the table of schema 4 and older, one
+// row per event.
+func eventRows(t *testing.T, db *sql.DB, runID string) []store.Event {
+	t.Helper()
+	rows, err := db.Query(`SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? ORDER BY seq`, runID)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		var e store.Event
+		var at int64
+		var data sql.NullString
+		require.NoError(t, rows.Scan(&e.Seq, &e.Kind, &at, &e.TaskID, &data))
+		e.Time = time.Unix(0, at)
+		if data.Valid {
+			e.Data = json.RawMessage(data.String)
+		}
+		out = append(out, e)
+	}
+	require.NoError(t, rows.Err())
+	require.NotEmpty(t, out)
+	return out
+}
+
+// assertSameEvents checks that got holds the events of want, data equal
+// as JSON.
+func assertSameEvents(t *testing.T, want, got []store.Event) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i, w := range want {
+		g := got[i]
+		assert.Equal(t, w.Seq, g.Seq)
+		assert.Equal(t, w.Kind, g.Kind)
+		assert.Equal(t, w.TaskID, g.TaskID)
+		assert.True(t, w.Time.Equal(g.Time), "event %d: time %s, want %s", w.Seq, g.Time, w.Time)
+		if w.Data == nil {
+			assert.Nil(t, g.Data, "event %d", w.Seq)
+		} else {
+			assert.JSONEq(t, string(w.Data), string(g.Data), "event %d", w.Seq)
+		}
+	}
 }

@@ -198,13 +198,19 @@ func TestReadersNeverWrite(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(old, b, 0o644))
 		d := raw(t, old)
-		_, err = d.Exec(`DROP TABLE leases`)
-		require.NoError(t, err)
-		_, err = d.Exec(`DELETE FROM schema_version WHERE version > 2`)
-		require.NoError(t, err)
+		for _, stmt := range []string{
+			// Schema 4 kept events one per row; the timeline is not what is read here.
+			`CREATE TABLE events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, time INTEGER NOT NULL,
+				task_id TEXT NOT NULL DEFAULT '', data TEXT, PRIMARY KEY (run_id, seq)) WITHOUT ROWID`,
+			`DROP TABLE event_chunks`,
+			`DELETE FROM schema_version WHERE version > 4`,
+		} {
+			_, err = d.Exec(stmt)
+			require.NoError(t, err)
+		}
 		read(t, old)
 		var v int
 		require.NoError(t, d.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
-		assert.Equal(t, 2, v, "not upgraded")
+		assert.Equal(t, 4, v, "not upgraded")
 	})
 }

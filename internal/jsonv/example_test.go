@@ -60,3 +60,10 @@ func ExampleText() {
 	// plain
 	// {"items":["a"]}
 }
+
+func ExampleAppendString() {
+	b := []byte(`{"kind":`)
+	b = jsonv.AppendString(b, "say \"hi\" <b>")
+	fmt.Println(string(append(b, '}')))
+	// Output: {"kind":"say \"hi\" <b>"}
+}

@@ -52,19 +52,29 @@ func DecodeBytes(data []byte) (any, error) {
 // Marshal returns v as compact JSON without HTML escaping and without a
 // trailing newline. Map keys come out sorted, as with encoding/json.
 func Marshal(v any) ([]byte, error) {
-	if s, ok := v.(string); ok && plain(s) {
+	if s, ok := v.(string); ok {
 		// A worker's output is often one long string: written straight
 		// into a slice of its size, it is copied once.
-		b := make([]byte, 0, len(s)+2)
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"'), nil
+		return AppendString(make([]byte, 0, len(s)+2), s), nil
 	}
 	var b appender
 	if err := Encode(&b, v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b, []byte("\n")), nil
+}
+
+// AppendString appends s to b as [Marshal] writes it, a JSON string, and
+// returns the extended slice.
+func AppendString(b []byte, s string) []byte {
+	if plain(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	var a appender
+	_ = Encode(&a, s) // a string always encodes
+	return append(b, bytes.TrimSuffix(a, []byte("\n"))...)
 }
 
 // plain tells whether encoding/json, not escaping HTML, writes s as it

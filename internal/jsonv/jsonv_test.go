@@ -109,6 +109,7 @@ func assertMarshalsString(t *testing.T, s string) {
 	got, err := jsonv.Marshal(s)
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimSuffix(want.String(), "\n"), string(got), "%q", s)
+	assert.Equal(t, "x:"+string(got), string(jsonv.AppendString([]byte("x:"), s)), "%q", s)
 }
 
 type point struct {
