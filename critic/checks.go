@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/dagent-dev/dagent/internal/edit"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
 )
@@ -51,14 +50,6 @@ var flaky = map[string]bool{
 	"query": true, "queries": true, "querying": true, "queried": true,
 	"external": true,
 }
-
-// taskKeys, planKeys and agentKeys are the canonical keys, for "did you
-// mean" on unknown ones.
-var (
-	taskKeys  = []string{"id", "agent", "input", "depends_on", "type", "on_failure", "max_retries", "critical", "timeout", "verification", "on_verification_failure", "inputs", "params", "output_schema"}
-	planKeys  = []string{"mission", "agents", "tasks"}
-	agentKeys = []string{"prompt", "description", "tools", "model"}
-)
 
 // reviewer holds one review's state.
 type reviewer struct {
@@ -214,21 +205,7 @@ func (r *reviewer) unknownKeys() {
 			// A key of the second of two tasks with one id is the second's.
 			i = taskAt(r.p, u.TaskID, u.Pos)
 		}
-		msg := fmt.Sprintf("key %q is not part of the plan format and was ignored", u.Key)
-		key, keys := u.Key, taskKeys
-		switch {
-		case u.TaskID != "":
-		case strings.HasPrefix(u.Key, "agents.") && strings.Count(u.Key, ".") >= 2:
-			key, keys = u.Key[strings.LastIndexByte(u.Key, '.')+1:], agentKeys
-		case !strings.Contains(u.Key, "."):
-			keys = planKeys
-		default:
-			keys = nil
-		}
-		if best, ok := edit.Closest(key, keys); ok {
-			msg += fmt.Sprintf("; did you mean %q?", best)
-		}
-		r.add(i, CheckUnknownKey, Warning, u.Key, msg)
+		r.add(i, CheckUnknownKey, Warning, u.Key, u.Message())
 		r.issues[len(r.issues)-1].Pos = u.Pos
 	}
 }

@@ -105,6 +105,21 @@ var (
 	inputSlotKeys   = []string{"slot", "path"}
 )
 
+// The canonical keys of tasks, phases, agents and the plan: what an
+// unknown key is compared with for a suggestion.
+var (
+	canonicalTaskKeys = func() []string {
+		keys := make([]string, numFields)
+		for f := range numFields {
+			keys[f] = f.String()
+		}
+		return keys
+	}()
+	canonicalPhaseKeys = []string{"name", "tasks", "depends_on"}
+	canonicalPlanKeys  = []string{"mission", "agents", "tasks"}
+	canonicalAgentKeys = []string{"prompt", "description", "tools", "model"}
+)
+
 // typeAliases maps normalised type names to task types.
 var typeAliases = map[string]TaskType{
 	"task":           TypeTask,

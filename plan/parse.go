@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dagent-dev/dagent/internal/edit"
 )
 
 // Parse reads a plan the way LLMs write it and returns its canonical form
@@ -89,8 +91,13 @@ type shorthand struct {
 
 func (p *parser) pos(n node) Position { return p.src.pos(n.pos()) }
 
-func (p *parser) unknown(taskID, key string, n node) {
-	p.out.Unknown = append(p.out.Unknown, UnknownKey{TaskID: taskID, Key: key, Pos: p.pos(n)})
+// unknown records a dropped key. known are the canonical keys of the
+// object it was found in, for its suggestion; none for an alias a stronger
+// key shadows, which is no misspelling. name is the key's last segment.
+func (p *parser) unknown(taskID, key, name string, n node, known []string) {
+	u := UnknownKey{TaskID: taskID, Key: key, Pos: p.pos(n)}
+	u.Suggestion, _ = edit.Closest(name, known)
+	p.out.Unknown = append(p.out.Unknown, u)
 }
 
 // first returns the value of the first key of keys that obj has with a
@@ -159,7 +166,7 @@ func (p *parser) plan(root node) *Plan {
 	for _, s := range scopes {
 		for k, v := range s.members() {
 			if !slices.Contains(known, k) {
-				p.unknown("", k, v)
+				p.unknown("", k, k, v, canonicalPlanKeys)
 			}
 		}
 	}
@@ -246,7 +253,7 @@ func (p *parser) element(el node, name string, inherit []string) {
 			known := slices.Concat(phaseTaskKeys, phaseNameKeys, taskKeys[fieldDependsOn])
 			for k, v := range el.members() {
 				if !slices.Contains(known, k) {
-					p.unknown("", k, v)
+					p.unknown("", k, k, v, canonicalPhaseKeys)
 				}
 			}
 			p.phase(tasks, name, deps)
@@ -390,7 +397,11 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 		id = fallback()
 	}
 	for _, m := range dropped {
-		p.unknown(id, m.key, m.val)
+		var known []string
+		if _, shadowed := taskAlias([]byte(m.key)); !shadowed {
+			known = canonicalTaskKeys
+		}
+		p.unknown(id, m.key, m.key, m.val, known)
 	}
 	t.DependsOn = slices.Clone(inherit)
 	for f := field(1); f < numFields; f++ {
@@ -690,7 +701,7 @@ func (p *parser) agent(name string, spec node) {
 		known := slices.Concat(agentNameKeys, agentPromptKeys, agentToolKeys, []string{"model"})
 		for k, v := range spec.members() {
 			if !slices.Contains(known, k) {
-				p.unknown("", field+"."+k, v)
+				p.unknown("", field+"."+k, k, v, canonicalAgentKeys)
 			}
 		}
 	default:

@@ -165,10 +165,41 @@ func (p Position) String() string {
 
 // UnknownKey is a key [Parse] tolerated and dropped.
 type UnknownKey struct {
-	// TaskID is the task the key belonged to; empty for plan and agent keys.
+	// TaskID is the task the key belonged to; empty for plan, phase and
+	// agent keys.
 	TaskID string
 	// Key is the path of the key as written, e.g. "depend_on" or
 	// "agents.writer.temperature".
 	Key string
 	Pos Position
+	// Suggestion is the key of the plan format that Key most likely
+	// misspells ("depends_on" for "depend_on"), or "" when none is near
+	// enough, and for an alias a stronger key shadows ("name" beside "id").
+	// A key with a suggestion is a near miss: what the plan's author meant
+	// by it is lost, whereas other unknown keys are mostly notes.
+	Suggestion string
+}
+
+// Message says what became of the key, with the suggestion if there is one.
+func (u UnknownKey) Message() string {
+	msg := fmt.Sprintf("key %q is not part of the plan format and was ignored", u.Key)
+	if u.Suggestion != "" {
+		msg += fmt.Sprintf("; did you mean %q?", u.Suggestion)
+	}
+	return msg
+}
+
+// String describes the key on one line, where it is (when known) and
+// whose first, as a compiler would:
+//
+//	3:27: task b: key "depend_on" is not part of the plan format and was ignored; did you mean "depends_on"?
+func (u UnknownKey) String() string {
+	owner := "plan: "
+	if u.TaskID != "" {
+		owner = "task " + u.TaskID + ": "
+	}
+	if u.Pos.IsValid() {
+		owner = u.Pos.String() + ": " + owner
+	}
+	return owner + u.Message()
 }

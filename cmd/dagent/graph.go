@@ -28,6 +28,7 @@ level above its highest dependency.`,
 			if err != nil {
 				return err
 			}
+			reportUnknown(cmd, args[0], d.Plan().Unknown)
 			return d.Render(cmd.OutOrStdout(), f)
 		},
 	}

@@ -32,7 +32,9 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.DAG, erro
 
 // parse reads and parses the plan at path. A plan that parsed with
 // problems is checked with opts too, so that one run shows everything to
-// fix: the problems are printed as [problems] does.
+// fix: the problems are printed as [problems] does, then its unknown keys
+// as [reportUnknown] does. The unknown keys of a plan that parsed are the
+// caller's to report, by its own rule.
 func parse(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
 	data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
 	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
@@ -50,7 +52,12 @@ func parse(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, er
 	if p != nil {
 		_, checked = p.DAG(opts...)
 	}
-	return nil, problems(cmd, &plan.Error{Problems: append(plan.Problems(err), plan.Problems(checked)...)})
+	err = problems(cmd, &plan.Error{Problems: append(plan.Problems(err), plan.Problems(checked)...)})
+	if p != nil {
+		// A misspelt key may be why the plan is invalid.
+		reportUnknown(cmd, path, p.Unknown)
+	}
+	return nil, err
 }
 
 // problems prints the problems of err, an invalid plan, on stderr, one per

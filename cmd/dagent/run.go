@@ -32,6 +32,8 @@ type runFlags struct {
 	timeout     time.Duration
 	format      string
 	runID       string
+	// allowUnknown runs a plan with keys that look misspelt.
+	allowUnknown bool
 
 	// Replanning.
 	replan            bool
@@ -91,6 +93,12 @@ document adds "replan_count", "execution_attempts", "usage":
 same_failure, consecutive_failures, budget_exceeded or replan_failed) and
 "plan" (the plan that ran last).
 
+Keys of the plan that the plan format does not know are reported on
+standard error, one a line. A key that is a near miss of a known one
+("depend_on", "Critical", "timout") means the plan would not run as
+written, so the run is refused before it starts (exit 1) unless
+--allow-unknown-keys is given; any other unknown key is only reported.
+
 --max-tokens and --max-llm-calls bound the LLM calls of the command (agents
 and planner); a call beyond them fails. --deadline bounds its wall time.
 
@@ -147,6 +155,7 @@ kept and printed.`,
 	fl.StringVar(&f.initial, "initial-results", "", "JSON file of task outputs by id, or an earlier --format json result; those tasks are not run again")
 	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: the --initial-results run's id, else a new one); the id of a journaled run of the same plan goes on with it, as dagent resume does")
+	fl.BoolVar(&f.allowUnknown, "allow-unknown-keys", false, "run a plan even though some of its unknown keys look like misspelt known keys, without them")
 	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
 	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
 	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
@@ -226,6 +235,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if path != "" {
 		// The plan is checked once, against the catalog, when it starts.
 		if spec.Plan, err = parse(cmd, path, catalog(reg)...); err != nil {
+			return err
+		}
+		if err := refuseNearMisses(cmd, path, spec.Plan.Unknown, f.allowUnknown); err != nil {
 			return err
 		}
 	}
