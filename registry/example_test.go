@@ -174,3 +174,17 @@ func ExampleWorker_CheckOutput() {
 	// true
 	// invalid output: worker "list-files" declares outputs files and must print one JSON object on standard output; it printed text: "a.go\nb.go"
 }
+
+// CheckPrograms checks every worker at once, as a host does when it loads
+// a registry to run plans on.
+func ExampleRegistry_CheckPrograms() {
+	r := registry.New()
+	_ = r.Register("shell", registry.Worker{Agent: &agent.Command{Argv: []string{"sh", "-c", "cat"}}})
+	_ = r.Register("typo", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-program"}}})
+	err := r.CheckPrograms()
+	fmt.Println(errors.Is(err, registry.ErrNoProgram))
+	fmt.Println(err)
+	// Output:
+	// true
+	// worker "typo": program not found: exec: "dagent-no-such-program": executable file not found in $PATH
+}

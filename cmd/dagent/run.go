@@ -209,6 +209,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := runnable(cmd, f.registry, reg); err != nil {
+		return err
+	}
 	spec := durable.Spec{
 		Mission: f.mission,
 		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},

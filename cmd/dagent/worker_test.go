@@ -27,3 +27,34 @@ func TestRunWorkerWithOutputsPrintsText(t *testing.T) {
 	assert.Equal(t, `invalid output: worker "summary" declares outputs files, count and must print one JSON object on standard output; it printed text: "a plain summary\n\x1b[31mred"`,
 		taskField(t, doc, "a", "diagnosis"))
 }
+
+// A registry whose worker names a missing program is refused by run before
+// any task starts, naming the worker and the program; lint, graph and fmt
+// load it, lint with a missing_program warning.
+func TestRegistryProgramsResolvedForARun(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"plan.json": `{"tasks": [{"id": "a", "agent": "touch", "input": "x"}, {"id": "b", "agent": "vet", "input": "x", "depends_on": ["a"]}]}`,
+		"registry.yaml": `workers:
+  touch:
+    command: ["sh", "-c", "cat >/dev/null; touch side-effect; echo '{}'"]
+  vet:
+    command: ["dagent-vet-tool", "--json"]
+`,
+	})
+	planPath, reg := filepath.Join(dir, "plan.json"), filepath.Join(dir, "registry.yaml")
+	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--db", filepath.Join(dir, "j.db"))
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout, "no run started")
+	assert.Equal(t, reg+`: worker "vet": program not found: exec: "dagent-vet-tool": executable file not found in $PATH
+dagent: a run needs the program of every worker of its registry: install it, or fix the worker's command
+`, stderr)
+	assert.NoFileExists(t, filepath.Join(dir, "side-effect"))
+
+	code, stdout, _ = dagent(t, "", "lint", planPath, "--registry", reg)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "missing_program")
+	for _, verb := range []string{"graph", "fmt"} {
+		code, _, stderr = dagent(t, "", verb, planPath, "--registry", reg)
+		assert.Equal(t, 0, code, "%s: %s", verb, stderr)
+	}
+}
