@@ -58,3 +58,19 @@ dagent: a run needs the program of every worker of its registry: install it, or 
 		assert.Equal(t, 0, code, "%s: %s", verb, stderr)
 	}
 }
+
+// max_output bounds a worker's standard output, and the error names it.
+func TestRunMaxOutput(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"plan.json": `{"tasks": [{"id": "a", "agent": "big", "input": "x"}]}`,
+		"registry.yaml": `workers:
+  big:
+    command: ["sh", "-c", "cat >/dev/null; head -c 2048 /dev/zero"]
+    max_output: 1KiB
+`,
+	})
+	code, doc, stderr := runJSON(t, filepath.Join(dir, "plan.json"), "--registry", filepath.Join(dir, "registry.yaml"), "--no-journal")
+	require.Equal(t, 1, code, stderr)
+	assert.Equal(t, `command "sh": output too large: more than 1024 bytes on standard output; if that is expected, raise the worker's max_output in the registry file (Command.MaxOutput in Go)`,
+		taskField(t, doc, "a", "diagnosis"))
+}
