@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +75,27 @@ func TestRunMaxOutput(t *testing.T) {
 	require.Equal(t, 1, code, stderr)
 	assert.Equal(t, `command "sh": output too large: more than 1024 bytes on standard output; if that is expected, raise the worker's max_output in the registry file (Command.MaxOutput in Go)`,
 		taskField(t, doc, "a", "diagnosis"))
+}
+
+// A run whose failures were all skipped completes, and its last line says
+// how many tasks produced output; a run whose tasks all did says nothing
+// more.
+func TestRunSummaryCountsOutputs(t *testing.T) {
+	tests := []struct {
+		name, plan, want string
+	}{
+		{"none", `{"tasks": [{"id": "a", "agent": "fail", "on_failure": "skip"}, {"id": "b", "agent": "fail", "on_failure": "skip", "depends_on": ["a"]}]}`, ": 0 of 2 tasks produced output\n"},
+		{"some", `{"tasks": [{"id": "a", "agent": "echo"}, {"id": "b", "agent": "fail", "on_failure": "skip"}, {"id": "c", "agent": "echo"}]}`, ": 2 of 3 tasks produced output\n"},
+		{"all", `{"tasks": [{"id": "a", "agent": "echo"}]}`, "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"plan.json": tt.plan, "registry.yaml": shRegistry})
+			code, stdout, stderr := dagent(t, "", "run", filepath.Join(dir, "plan.json"), "--registry", filepath.Join(dir, "registry.yaml"), "--no-journal")
+			require.Equal(t, exitOK, code, stderr)
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			last := lines[len(lines)-1] + "\n"
+			assert.Regexp(t, `^completed in [0-9.]+m?s`+regexp.QuoteMeta(tt.want)+`$`, last)
+		})
+	}
 }
