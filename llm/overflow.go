@@ -12,7 +12,8 @@ var ErrContextOverflow = errors.New("llm: the prompt is larger than the model's 
 
 // overflowPhrases are how servers word a context overflow, lower-case:
 // OpenAI and vLLM ("maximum context length"), llama.cpp ("exceeds the
-// available context size"), and others ("context window").
+// available context size"), and others ("context window"); a message
+// that speaks of both the context and tokens counts too.
 var overflowPhrases = []string{"context length", "context size", "context window", "context_length"}
 
 // Is reports whether target is [ErrContextOverflow] and the server said
@@ -32,5 +33,7 @@ func (e *APIError) Is(target error) bool {
 			return true
 		}
 	}
-	return false
+	// Smaller servers count tokens against "the context" in their own
+	// words: "prompt is 2384 tokens; context is 2048".
+	return strings.Contains(msg, "context") && strings.Contains(msg, "token")
 }

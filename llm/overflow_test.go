@@ -21,6 +21,7 @@ func TestContextOverflow(t *testing.T) {
 		{"llama.cpp type", &llm.APIError{Status: 400, Type: "exceed_context_size_error", Message: "the request exceeds the available context size, try increasing it"}, true},
 		{"llama.cpp message", &llm.APIError{Status: 400, Message: "the request exceeds the available context size"}, true},
 		{"payload too large", &llm.APIError{Status: 413, Message: "Prompt exceeds the context window"}, true},
+		{"tokens against the context", &llm.APIError{Status: 400, Message: "prompt is 2384 tokens; context is 2048"}, true},
 		{"another bad request", &llm.APIError{Status: 400, Message: "invalid model"}, false},
 		{"a server error that mentions the context", &llm.APIError{Status: 500, Message: "context length"}, false},
 	}
