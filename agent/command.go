@@ -229,7 +229,7 @@ func (c *Command) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	cmd.Dir = c.Dir
 	cmd.Stdin = stdin
 	stdout := &limitedBuffer{limit: limit, overflow: func() {
-		cancel(fmt.Errorf("command %q: %w: more than %d bytes on standard output (raise MaxOutput if that is expected)", name, ErrOutputTooLarge, limit))
+		cancel(fmt.Errorf("command %q: %w: more than %d bytes on standard output; if that is expected, raise the worker's max_output in the registry file (Command.MaxOutput in Go)", name, ErrOutputTooLarge, limit))
 	}}
 	stderr := &tailBuffer{max: stderrTail}
 	cmd.Stdout = stdout

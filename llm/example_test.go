@@ -54,3 +54,17 @@ func ExampleReplay() {
 	// Paris. 16
 	// true
 }
+
+// A server that refuses a prompt too large for the model's context answers
+// with an error that matches ErrContextOverflow, however it words it.
+func ExampleErrContextOverflow() {
+	err := fmt.Errorf("plan: %w", &llm.APIError{
+		Status:  400,
+		Message: "This model's maximum context length is 4096 tokens. However, you requested 6120 tokens.",
+	})
+	if errors.Is(err, llm.ErrContextOverflow) {
+		fmt.Println("shorten the prompt")
+	}
+	// Output:
+	// shorten the prompt
+}

@@ -204,7 +204,8 @@ func New(c llm.Client, opts ...Option) *Planner {
 // is known, the usage of the requests made included. When the last answer
 // still has critical findings, the error is a *[PlanError] matching
 // [ErrNoValidPlan] and the Result holds that answer. A synthesis or clarify
-// answer is a success.
+// answer is a success. A plan whose model left its mission empty gets
+// mission, so that the plan, written to a file, can be repaired toward it.
 func (p *Planner) Plan(ctx context.Context, mission string) (*Result, error) {
 	if strings.TrimSpace(mission) == "" {
 		return &Result{}, fmt.Errorf("metaplanner: plan: %w", ErrEmptyMission)
@@ -213,7 +214,17 @@ func (p *Planner) Plan(ctx context.Context, mission string) (*Result, error) {
 		{Role: llm.RoleSystem, Content: p.systemPrompt(false)},
 		{Role: llm.RoleUser, Content: p.planPrompt(mission)},
 	}
-	return p.converse(ctx, "plan", msgs, p.maxCorrections, false, nil)
+	res, err := p.converse(ctx, "plan", msgs, p.maxCorrections, false, nil)
+	keepMission(res, mission)
+	return res, err
+}
+
+// keepMission gives res's plan mission when the model left its own empty:
+// a plan without one cannot be repaired later.
+func keepMission(res *Result, mission string) {
+	if res.Plan != nil && strings.TrimSpace(res.Plan.Mission) == "" {
+		res.Plan.Mission = mission
+	}
 }
 
 // converse asks the model, reads and reviews its answer, and hands the

@@ -31,7 +31,8 @@ type Trial = executor.Trial
 // and reuses their results, and that redesigns the failed task and the
 // unfinished tail. completed maps the ids of the tasks that are done to
 // their results; history lists the repairs tried before, oldest first.
-// When mission is empty, failure.Plan's mission is used.
+// When mission is empty, failure.Plan's mission is used; either is the
+// repair plan's when the model left its mission empty.
 //
 // The repair plan is reviewed like a new plan, and must be a plan (route
 // plan, never synthesis or clarify) that keeps every completed task; the
@@ -55,7 +56,9 @@ func (p *Planner) Replan(ctx context.Context, mission string, completed map[stri
 		{Role: llm.RoleSystem, Content: p.systemPrompt(true)},
 		{Role: llm.RoleUser, Content: prompt},
 	}
-	return p.converse(ctx, "replan", msgs, min(1, p.maxCorrections), true, keepCompleted(ids))
+	res, err := p.converse(ctx, "replan", msgs, min(1, p.maxCorrections), true, keepCompleted(ids))
+	keepMission(res, mission)
+	return res, err
 }
 
 // Repair is [Planner.Replan] as an [executor.Replanner], so that a Planner

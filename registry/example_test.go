@@ -157,3 +157,34 @@ func ExampleRegistry_CheckProgram() {
 	// <nil>
 	// true worker "typo": program not found: exec: "dagent-no-such-program": executable file not found in $PATH
 }
+
+func ExampleWorker_CheckOutput() {
+	r := registry.New()
+	_ = r.Register("list-files", registry.Worker{
+		Agent:   &agent.Command{Argv: []string{"ls"}},
+		Outputs: []string{"files"},
+	})
+	w, _ := r.Lookup("list-files")
+	fmt.Println(w.CheckOutput(map[string]any{"files": []any{"a.go"}}))
+	err := w.CheckOutput("a.go\nb.go")
+	fmt.Println(errors.Is(err, agent.ErrInvalidOutput))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// true
+	// invalid output: worker "list-files" declares outputs files and must print one JSON object on standard output; it printed text: "a.go\nb.go"
+}
+
+// CheckPrograms checks every worker at once, as a host does when it loads
+// a registry to run plans on.
+func ExampleRegistry_CheckPrograms() {
+	r := registry.New()
+	_ = r.Register("shell", registry.Worker{Agent: &agent.Command{Argv: []string{"sh", "-c", "cat"}}})
+	_ = r.Register("typo", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-program"}}})
+	err := r.CheckPrograms()
+	fmt.Println(errors.Is(err, registry.ErrNoProgram))
+	fmt.Println(err)
+	// Output:
+	// true
+	// worker "typo": program not found: exec: "dagent-no-such-program": executable file not found in $PATH
+}

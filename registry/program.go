@@ -40,3 +40,17 @@ func (r *Registry) CheckProgram(name string) error {
 	}
 	return nil
 }
+
+// CheckPrograms is [Registry.CheckProgram] for every worker, in name
+// order, so that a host can refuse a registry whose programs are missing
+// before a run starts any of them: an error joining one per worker that
+// fails, each matching [ErrNoProgram]; nil when all can be started.
+func (r *Registry) CheckPrograms() error {
+	var errs []error
+	for _, name := range r.Names() {
+		if err := r.CheckProgram(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

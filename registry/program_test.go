@@ -60,3 +60,18 @@ func TestCheckProgram(t *testing.T) {
 	var nilRegistry *registry.Registry
 	assert.NoError(t, nilRegistry.CheckProgram("any"))
 }
+
+func TestCheckPrograms(t *testing.T) {
+	r := registry.New()
+	require.NoError(t, r.Register("ok", registry.Worker{Agent: &agent.Command{Argv: []string{"sh"}}}))
+	require.NoError(t, r.Register("b-missing", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-b"}}}))
+	require.NoError(t, r.Register("a-missing", registry.Worker{Agent: &agent.Command{Argv: []string{"dagent-no-such-a"}}}))
+	err := r.CheckPrograms()
+	require.ErrorIs(t, err, registry.ErrNoProgram)
+	assert.Equal(t, `worker "a-missing": program not found: exec: "dagent-no-such-a": executable file not found in $PATH
+worker "b-missing": program not found: exec: "dagent-no-such-b": executable file not found in $PATH`, err.Error())
+
+	var nilRegistry *registry.Registry
+	assert.NoError(t, nilRegistry.CheckPrograms())
+	assert.NoError(t, registry.New().CheckPrograms())
+}

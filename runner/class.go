@@ -21,7 +21,8 @@ const (
 	// synthesis gate's output said nothing.
 	ClassVerification Class = "verification_failed"
 	// ClassInvalidOutput: the output is unusable: it does not match the
-	// output_schema, lacks a value a dependent reads, or the agent said so.
+	// output_schema, lacks a value a dependent reads, is not the object a
+	// worker with declared outputs must return, or the agent said so.
 	ClassInvalidOutput Class = "invalid_output"
 	// ClassPrecondition: a worker's precondition did not hold.
 	ClassPrecondition Class = "precondition_failed"

@@ -212,6 +212,8 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (reply, bool) {
 	if err != nil {
 		// Not a failure of the agent's process, but of what it answered.
 		err = fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err)
+	} else if b.worker != nil {
+		err = b.worker.CheckOutput(out)
 	}
 	return reply{output: out, usage: res.Usage, err: err}, true
 }

@@ -89,7 +89,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)
-	if err := settlePlanning(cmd, res, err, f.format); err != nil {
+	if err := settlePlanning(cmd, res, briefHint(err, f.llm.brief), f.format); err != nil {
 		return err
 	}
 	out, err := res.Plan.Canonical()

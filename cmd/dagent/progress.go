@@ -158,7 +158,7 @@ func writeSummary(w io.Writer, out *durable.Outcome, journaled bool) error {
 	}
 	switch res.Status {
 	case runner.StatusCompleted:
-		fmt.Fprintf(w, "completed in %s%s\n", round(res.Duration), after)
+		fmt.Fprintf(w, "completed in %s%s%s\n", round(res.Duration), after, produced(p, res))
 	case runner.StatusWaiting:
 		fmt.Fprintf(w, "waiting for review after %s%s\n", round(res.Duration), and)
 	case runner.StatusReplanRequired:

@@ -106,7 +106,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 	view := newRunView(cmd, rf.format, r.ID, true)
 	ctx, stop := interruptible(cmd)
 	defer stop()
-	opts := append(view.options(), durable.WithLLM(l.client), durable.WithCatalog(registryFile(cmd, rf.registry)), durable.WithReviews(reviews))
+	opts := append(view.options(), durable.WithLLM(l.client), durable.WithCatalog(runnableCatalog(cmd, registryFile(cmd, rf.registry))), durable.WithReviews(reviews))
 	if rf.force {
 		opts = append(opts, durable.WithTakeover())
 	}

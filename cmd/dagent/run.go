@@ -218,6 +218,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := runnable(cmd, f.registry, reg); err != nil {
+		return err
+	}
 	spec := durable.Spec{
 		Mission: f.mission,
 		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
@@ -290,7 +293,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if errors.Is(err, durable.ErrRunExists) {
 		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
 	}
-	return view.print(out, err)
+	return view.print(out, briefHint(err, f.llm.brief))
 }
 
 // runView prints a run of dagent run or resume: its progress and how it

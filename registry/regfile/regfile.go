@@ -42,7 +42,7 @@ const maxRegistryBytes = 4 << 20
 const maxExpandedBytes = 4 * maxRegistryBytes
 
 // workerKeys are the settings of a worker in a registry file.
-var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", "outputs", "pass_env", "preconditions", "timeout"}
+var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_output", "outputs", "pass_env", "preconditions", "timeout"}
 
 // Load reads the registry file of the CLI, YAML or JSON, with
 // workers, tools or both:
@@ -56,6 +56,7 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 //	    preconditions: ["(string? data/input)"]
 //	    timeout: 2m
 //	    kill_grace: 10s
+//	    max_output: 64MiB
 //	    env: {GOFLAGS: "-mod=mod"}
 //	    pass_env: [GOPROXY, "AWS_*"]
 //	tools:
@@ -76,7 +77,9 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 // dagent's environment pass_env names ("NAME", a prefix "NAME_*", or "*"
 // for all), and env, which wins. When its attempt times out or is
 // cancelled it gets SIGTERM, and SIGKILL kill_grace later ("0s": at once;
-// default [agent.DefaultKillGrace]). Each tool is a Command called
+// default [agent.DefaultKillGrace]). Its standard output may hold
+// max_output bytes, written as a number or with a unit ("64MiB", "500KB";
+// default [agent.DefaultMaxOutput], at most 1GiB). Each tool is a Command called
 // with [agent.Command.CallTool]: the arguments object on standard input,
 // its standard output the text the model reads. A tool's parameters are a
 // JSON Schema of an object, written as a map; without them any object is
@@ -424,7 +427,7 @@ func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error)
 			continue
 		}
 		switch field {
-		case "command", "dir", "env", "kill_grace", "pass_env":
+		case "command", "dir", "env", "kill_grace", "max_output", "pass_env":
 			err = l.commandField(who, field, v, &cmd)
 		case "description":
 			w.Description, err = l.str(who, field, v)
@@ -459,6 +462,8 @@ func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Comman
 		cmd.Env, err = l.env(who, v)
 	case "kill_grace":
 		cmd.KillGrace, err = l.killGrace(who, v)
+	case "max_output":
+		cmd.MaxOutput, err = l.maxOutput(who, v)
 	case "pass_env":
 		cmd.PassEnv, err = l.passEnv(who, v)
 	}
@@ -466,7 +471,7 @@ func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Comman
 }
 
 // toolKeys are the settings of a tool in a registry file.
-var toolKeys = []string{"command", "description", "dir", "env", "kill_grace", "parameters", "pass_env", "timeout"}
+var toolKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_output", "parameters", "pass_env", "timeout"}
 
 // tools reads the "tools" map into r.
 func (l *loader) tools(r *registry.Registry, m *yaml.Node) error {
@@ -514,7 +519,7 @@ func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 			continue
 		}
 		switch field {
-		case "command", "dir", "env", "kill_grace", "pass_env":
+		case "command", "dir", "env", "kill_grace", "max_output", "pass_env":
 			err = l.commandField(who, field, v, &cmd)
 		case "description":
 			t.Description, err = l.str(who, field, v)
