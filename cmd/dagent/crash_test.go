@@ -96,6 +96,24 @@ func checkDB(t *testing.T, db, id string) *store.Record {
 	return rec
 }
 
+// awaitJournaled waits until run id is in the journal db, reading it as
+// the readers do, beside the process that writes it.
+func awaitJournaled(t *testing.T, db, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, err := store.Open(db, store.ReadOnly()); err == nil {
+			_, err = s.Load(t.Context(), id)
+			s.Close()
+			if err == nil {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("run %s was not journaled within 30s", id)
+}
+
 // snapshot is the state after a kill: the tasks committed, and how long
 // the side-effect log was.
 type snapshot struct {
@@ -418,7 +436,10 @@ func testTwoResumes(t *testing.T, bin string) {
 		id := fmt.Sprintf("two-%d", cycle)
 		cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--run-id", id)
 		require.NoError(t, cmd.Start())
-		time.Sleep(time.Duration(150+rng.IntN(200)) * time.Millisecond)
+		// Killed once it is journaled (an earlier kill is the early-kill
+		// test's), at a random moment of its first phases.
+		awaitJournaled(t, db, id)
+		time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		waitWorkers(t, filepath.Join(dir, "work.sh"))
