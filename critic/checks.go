@@ -30,6 +30,7 @@ const (
 	CheckGateWithoutInputs  = "gate_without_inputs"
 	CheckUnknownKey         = "unknown_key"
 	CheckMissingProgram     = "missing_program"
+	CheckNonblockingReview  = "nonblocking_review"
 )
 
 // Thresholds of the phase checks.
@@ -41,14 +42,72 @@ const (
 	MaxParallel = 10
 )
 
-// flaky lists the words that describe operations that fail now and then.
+// flaky lists the words that name an operation that fails now and then,
+// whatever their neighbours.
 var flaky = map[string]bool{
 	"search": true, "searches": true, "searching": true, "searched": true,
 	"fetch": true, "fetches": true, "fetching": true, "fetched": true,
-	"api": true, "apis": true, "web": true, "http": true, "https": true,
-	"request": true, "requests": true, "requesting": true, "requested": true,
-	"query": true, "queries": true, "querying": true, "queried": true,
-	"external": true,
+	"api": true, "apis": true, "http": true, "https": true,
+}
+
+// Words that name a flaky operation only beside the right neighbour: a
+// "web search" is one, a "web of relationships" is not; an "HTTP request"
+// is one, a "polite request" is not.
+var (
+	// web: the word after it makes it an operation.
+	webThings = set(words("search searches page pages site sites service services api apis request requests server servers content results sources"))
+	// request: the word before it (after a determiner) makes it one.
+	requestKinds = set(words("http https api web network remote rest get post put delete graphql rpc ajax send sends sending make makes making issue issues"))
+	// query: the word after it, a determiner, makes it a verb on something;
+	// the word before it, a remote kind of query.
+	queryObjects = set(words("the a an each every all its their our"))
+	queryKinds   = set(words("api web network remote dns graphql"))
+	// external: the word after it names something across a network.
+	externalThings = set(words("api apis service services server servers source sources system systems endpoint endpoints site sites website websites data call calls tool tools resource resources provider providers"))
+	// search: the word before it names an algorithm, not a lookup; search
+	// results are what a search found, not a search.
+	searchAlgorithms = set(words("binary linear sequential exhaustive depth breadth tree graph local"))
+	determiners      = set(words("a an the"))
+)
+
+// set turns a word list into a set.
+func set(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// flakyCue returns the first word of ws that names an operation that fails
+// now and then, by itself or with its neighbours, or "".
+func flakyCue(ws []string) string {
+	at := func(k int) string {
+		if k < 0 || k >= len(ws) {
+			return ""
+		}
+		return ws[k]
+	}
+	// before is the word before k, past one determiner.
+	before := func(k int) string {
+		if determiners[at(k-1)] {
+			return at(k - 2)
+		}
+		return at(k - 1)
+	}
+	for k, w := range ws {
+		switch {
+		case strings.HasPrefix(w, "search") && (searchAlgorithms[at(k-1)] || at(k+1) == "results"):
+		case flaky[w]:
+			return w
+		case w == "web" && webThings[at(k+1)],
+			(w == "request" || w == "requests" || w == "requesting") && requestKinds[before(k)],
+			(w == "query" || w == "queries" || w == "querying" || w == "queried") && (queryObjects[at(k+1)] || queryKinds[at(k-1)]),
+			w == "external" && externalThings[at(k+1)]:
+			return w
+		}
+	}
+	return ""
 }
 
 // reviewer holds one review's state.
@@ -98,6 +157,40 @@ func (r *reviewer) run(checked error) {
 	// dependencies or cycles does not have; those are critical already.
 	if r.d != nil {
 		r.phases()
+		r.reviews()
+	}
+}
+
+// reviews flags a human review whose rejection does not stop what depends
+// on it: a rejected review that is not critical, or whose on_failure is
+// skip, is skipped, and its dependents run as if it had been approved.
+func (r *reviewer) reviews() {
+	for i := range r.p.Tasks {
+		t := &r.p.Tasks[i]
+		if t.Type != plan.TypeHumanReview || t.OnFailure == plan.PolicyReplan {
+			continue
+		}
+		why := "is not critical"
+		switch {
+		case t.OnFailure == plan.PolicySkip:
+			why = "has on_failure skip"
+		case t.Critical:
+			continue
+		}
+		deps := r.d.Dependents(i)
+		if len(deps) == 0 {
+			continue
+		}
+		ids := make([]string, len(deps))
+		for k, j := range deps {
+			ids[k] = r.p.Tasks[j].ID
+		}
+		field := "critical"
+		if t.OnFailure == plan.PolicySkip {
+			field = "on_failure"
+		}
+		r.add(i, CheckNonblockingReview, Warning, field,
+			fmt.Sprintf("the review %s, so a rejection skips it and what depends on it (%s) runs anyway", why, list(ids)))
 	}
 }
 
@@ -285,7 +378,7 @@ func (r *reviewer) budget(i int) {
 func (r *reviewer) gateInputs(i int) {
 	t := &r.p.Tasks[i]
 	if t.Type == plan.TypeSynthesisGate && len(t.DependsOn) == 0 {
-		r.add(i, CheckGateWithoutInputs, Critical, "depends_on", "the synthesis gate has no dependencies, so it has nothing to synthesize")
+		r.add(i, CheckGateWithoutInputs, Warning, "depends_on", "the synthesis gate has no dependencies, so it has nothing to synthesize")
 	}
 }
 
@@ -301,12 +394,9 @@ func (r *reviewer) optimism(i int) {
 	for ref := range plan.ResultRefs(t.Input, isTask) {
 		text = strings.Replace(text, t.Input[ref.Start:ref.End], " ", 1)
 	}
-	for _, w := range words(text) {
-		if flaky[w] {
-			r.add(i, CheckOptimismBias, Warning, "on_failure",
-				fmt.Sprintf("the task's input describes a flaky operation (%q), yet one failure halts the run", w))
-			return
-		}
+	if w := flakyCue(words(text)); w != "" {
+		r.add(i, CheckOptimismBias, Warning, "on_failure",
+			fmt.Sprintf("the task's input describes a flaky operation (%q), yet one failure halts the run", w))
 	}
 }
 
@@ -411,7 +501,7 @@ func (r *reviewer) phases() {
 	for k, phase := range phases {
 		first, _ := r.d.Index(phase[0])
 		if len(phase) > MaxParallel {
-			r.add(first, CheckParallelExplosion, Critical, "",
+			r.add(first, CheckParallelExplosion, Warning, "",
 				fmt.Sprintf("phase %d runs %d tasks in parallel, more than %d", k, len(phase), MaxParallel))
 		}
 		if len(phase) >= WideningPhase && !gateAfter[k] {

@@ -160,3 +160,25 @@ func ExampleDescribe() {
 	// true critical structure
 	// The dependencies form a cycle
 }
+
+func ExampleGate() {
+	p, err := plan.Parse([]byte(`{"tasks": [
+  {"id": "find", "input": "Search the web for this week's papers"},
+  {"id": "digest", "input": "Write a digest of {{results.find}}", "depends_on": ["find"]}
+]}`))
+	if err != nil {
+		panic(err)
+	}
+	rep := critic.Review(p)
+	for _, s := range []string{"never", "critical", "warning"} {
+		g, err := critic.ParseGate(s)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: refuses %v\n", g, g.Refuses(&rep))
+	}
+	// Output:
+	// never: refuses false
+	// critical: refuses false
+	// warning: refuses true
+}

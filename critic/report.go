@@ -12,11 +12,16 @@ import (
 // Severity ranks an issue.
 type Severity string
 
-// Severities, from the worst.
+// Severities, from the worst. Critical is kept for facts, never for
+// heuristics: a finding is critical only when it is certain that the plan
+// cannot run as written (a cycle, an unknown worker, a predicate that does
+// not compile). What a heuristic suspects is a warning at most, so that a
+// gate at [GateCritical] never refuses a plan that would run.
 const (
-	// Critical: the plan will not run as meant.
+	// Critical: the plan cannot run as written.
 	Critical Severity = "critical"
-	// Warning: the plan runs but is fragile or wasteful.
+	// Warning: the plan runs, but is likely fragile, wasteful or not what
+	// was meant.
 	Warning Severity = "warning"
 	// Info: worth a look.
 	Info Severity = "info"
@@ -86,7 +91,9 @@ type Report struct {
 	// Score runs from 1 (do not run this) to 10 (no issues):
 	// max(1, round(10 − 3·critical − 1·warning − 0.5·info)).
 	Score int `json:"score"`
-	// Summary is one sentence on the plan's state, by score.
+	// Summary is one sentence on the plan's state, by the worst severity
+	// of its issues and the score: it never calls a plan with a critical
+	// issue acceptable, nor one with no issue flawed.
 	Summary string `json:"summary"`
 	// Issues in a stable order: plan-level first, then by task in plan
 	// order, then by check.
@@ -120,7 +127,7 @@ func (r *Report) finish() {
 	})
 	crit, warn, info := r.Count(Critical), r.Count(Warning), r.Count(Info)
 	r.Score = Score(crit, warn, info)
-	r.Summary = summary(r.Score, len(r.Issues))
+	r.Summary = summary(r.Score, r.worst())
 	r.Recommendations = nil
 	seen := make(map[string]bool)
 	for _, i := range r.Issues {
@@ -137,15 +144,33 @@ func Score(critical, warning, info int) int {
 	return max(1, int(math.Round(10-3*float64(critical)-float64(warning)-0.5*float64(info))))
 }
 
-func summary(score, issues int) string {
+// worst is the worst severity of the issues, empty without issues.
+func (r *Report) worst() Severity {
+	var w Severity
+	for _, i := range r.Issues {
+		if i.Severity.rank() > w.rank() {
+			w = i.Severity
+		}
+	}
+	return w
+}
+
+// summary is the sentence of a report whose worst issue is of severity
+// worst: the severity decides what the plan is, the score how far it is
+// from good.
+func summary(score int, worst Severity) string {
 	switch {
-	case issues == 0:
+	case worst.rank() == 0:
 		return "The plan looks good: no issues found."
+	case worst == Critical && score <= 3:
+		return "The plan cannot run as written and has serious issues; fix the critical ones first."
+	case worst == Critical:
+		return "The plan cannot run as written; fix its critical issues first."
 	case score <= 3:
 		return "The plan has serious issues; refinement is strongly recommended."
 	case score <= 6:
 		return "The plan has issues worth fixing; consider refining it."
-	case score <= 8:
+	case score <= 8 || worst == Warning:
 		return "The plan is acceptable, with minor issues."
 	}
 	return "The plan is good."

@@ -104,7 +104,7 @@ func TestReviewSourceParseAndStructuralProblems(t *testing.T) {
 		"5 ship unknown_key",
 	}, lines, "%s", format(rep))
 	assert.Equal(t, 1, rep.Score)
-	assert.Equal(t, sumSerious, rep.Summary)
+	assert.Equal(t, sumCannotRunSerious, rep.Summary)
 	assert.Contains(t, format(rep), `did you mean "critical"?`)
 }
 

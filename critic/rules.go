@@ -234,7 +234,7 @@ var rules = []Rule{
 		Title:    "Too many tasks in one phase",
 		Text:     "A phase runs more tasks in parallel than a plan should (more than 10): a fan-out that is costly, hard to check and often a sign of a loop unrolled into tasks.",
 		Fix:      "Split wide phases: chain some tasks, or group them behind synthesis gates.",
-		Severity: Critical, Category: "design",
+		Severity: Warning, Category: "design",
 	},
 	{
 		Check:    CheckOptimismBias,
@@ -304,7 +304,14 @@ var rules = []Rule{
 		Title:    "A synthesis gate with no dependencies",
 		Text:     "A synthesis gate combines and checks the results of the tasks it depends on; one that depends on nothing has nothing to synthesize.",
 		Fix:      "Make the gate depend on the tasks whose results it combines.",
-		Severity: Critical, Category: "design",
+		Severity: Warning, Category: "design",
+	},
+	{
+		Check:    CheckNonblockingReview,
+		Title:    "A rejected review does not stop what depends on it",
+		Text:     "A human review that is not critical, or whose on_failure is skip, is skipped when the reviewer rejects it, and the tasks that depend on it run as if it had been approved: a rejected draft is published all the same.",
+		Fix:      "Make the review critical with on_failure stop (the defaults), so that a rejection stops its dependents; or drop the dependency if the review is only advice.",
+		Severity: Warning, Category: "design",
 	},
 	{
 		Check:    CheckUnknownKey,

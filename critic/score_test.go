@@ -20,6 +20,9 @@ const (
 	sumAcceptable = "The plan is acceptable, with minor issues."
 	sumConsider   = "The plan has issues worth fixing; consider refining it."
 	sumSerious    = "The plan has serious issues; refinement is strongly recommended."
+	// A plan with a critical issue is never called acceptable.
+	sumCannotRun        = "The plan cannot run as written; fix its critical issues first."
+	sumCannotRunSerious = "The plan cannot run as written and has serious issues; fix the critical ones first."
 )
 
 func TestScore(t *testing.T) {
@@ -101,19 +104,21 @@ func TestSummaryBands(t *testing.T) {
 		summary          string
 	}{
 		{0, 0, 0, 10, sumLooksGood},
-		{0, 0, 1, 10, sumGood}, // 9.5 → 10, but there is an issue
-		{0, 1, 0, 9, sumGood},
-		{0, 0, 3, 9, sumGood}, // 8.5 → 9: good, not merely acceptable
+		{0, 0, 1, 10, sumGood},      // 9.5 → 10, but there is an issue
+		{0, 1, 0, 9, sumAcceptable}, // a warning is never good
+		{0, 0, 3, 9, sumGood},       // 8.5 → 9: good, not merely acceptable
+		{0, 0, 4, 8, sumAcceptable},
 		{0, 2, 0, 8, sumAcceptable},
-		{1, 0, 0, 7, sumAcceptable},
-		{1, 0, 1, 7, sumAcceptable}, // 6.5 → 7: acceptable, not consider
+		{1, 0, 0, 7, sumCannotRun}, // a critical issue is never acceptable
+		{1, 0, 1, 7, sumCannotRun},
 		{0, 4, 0, 6, sumConsider},
-		{1, 1, 0, 6, sumConsider},
-		{2, 0, 1, 4, sumConsider}, // 3.5 → 4: consider, not serious
-		{2, 0, 0, 4, sumConsider},
-		{2, 1, 0, 3, sumSerious},
-		{3, 0, 0, 1, sumSerious},
-		{5, 5, 5, 1, sumSerious},
+		{1, 1, 0, 6, sumCannotRun},
+		{2, 0, 1, 4, sumCannotRun},
+		{2, 0, 0, 4, sumCannotRun},
+		{0, 7, 0, 3, sumSerious},
+		{2, 1, 0, 3, sumCannotRunSerious},
+		{3, 0, 0, 1, sumCannotRunSerious},
+		{5, 5, 5, 1, sumCannotRunSerious},
 	} {
 		t.Run(fmt.Sprintf("%dc%dw%di", tc.crit, tc.warn, tc.info), func(t *testing.T) {
 			rep, err := critic.ReviewWith(context.Background(), clean(), &staticReviewer{issues: counted(tc.crit, tc.warn, tc.info)})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llmagent"
@@ -520,6 +521,21 @@ func (l *launch) check() (*plan.DAG, error) {
 	return l.current.DAG(plan.WithCatalog(l.reg))
 }
 
+// gate refuses, before a run that does not replan, a plan the spec's gate
+// refuses when the gate is stricter than critical: at the critical gate,
+// the check and the precheck refuse what the critic finds critical, with
+// the errors the runner would give.
+func (l *launch) gate(d *plan.DAG) error {
+	g := l.spec.Gate
+	if g != critic.GateWarning && g != critic.GateInfo {
+		return nil
+	}
+	if rep := critic.ReviewDAG(d); g.Refuses(&rep) {
+		return &executor.RefusedError{Report: rep, Gate: g}
+	}
+	return nil
+}
+
 // precheck does before the run begins what would make the runner refuse
 // it: it compiles the verification predicates of the tasks to run (the
 // set it returns, for the runner) and asks for the LLM of the plan's LLM
@@ -567,6 +583,9 @@ func (l *launch) run(ctx context.Context, out *Outcome) error {
 	}
 	d, err := l.check()
 	if err != nil {
+		return err
+	}
+	if err := l.gate(d); err != nil {
 		return err
 	}
 	var runOpts []runner.RunOption
@@ -624,6 +643,7 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 		executor.WithCooldown(r.Cooldown),
 		executor.WithBudget(l.spec.Budget, l.llm),
 		executor.WithInitialResults(l.initial),
+		executor.WithGate(l.spec.Gate),
 	}
 	if l.resumed {
 		// The run goes on from the plan version it adopted last, which is

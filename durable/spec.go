@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/metaplanner"
@@ -60,6 +61,12 @@ type Spec struct {
 	Budget executor.Budget
 	// LLM holds the settings of the planner and of the plan's LLM agents.
 	LLM LLMSpec
+	// Gate is the critic's gate: a plan, the first and each repair, with
+	// an issue at its severity or worse is refused before it runs
+	// ([executor.WithGate]). Kept with the run, so that a resumed run's
+	// repairs meet the gate its first plan met. Empty:
+	// [critic.GateCritical].
+	Gate critic.Gate
 }
 
 // RunnerSpec is how a plan runs; zero fields are the runner's defaults.
@@ -135,6 +142,11 @@ func (s *Spec) Check() error {
 	if s.LLM.MaxCorrections < 0 {
 		bad("llm.max_corrections is %d; want 0 or more", s.LLM.MaxCorrections)
 	}
+	if s.Gate != "" {
+		if _, err := critic.ParseGate(string(s.Gate)); err != nil {
+			bad("gate: %v", err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -159,6 +171,7 @@ type specDoc struct {
 	Replan  *replanDoc      `json:"replan"`
 	Budget  budgetDoc       `json:"budget"`
 	LLM     llmDoc          `json:"llm"`
+	Gate    string          `json:"gate,omitempty"`
 }
 
 type runnerDoc struct {
@@ -212,17 +225,19 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	 "runner": {"concurrency", "schedule": "phased" or "eager", "task_timeout"},
 //	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown"},
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
-//	 "llm": {"model", "brief", "max_corrections"}}
+//	 "llm": {"model", "brief", "max_corrections"},
+//	 "gate": "never", "critical", "warning" or "info"}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
-// "catalog_digest", "dir", "model" and "brief" are left out when empty,
-// so that a document without one reads as before.
+// "catalog_digest", "dir", "model", "brief" and "gate" are left out when
+// empty, so that a document without one reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
 		LLM:    llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections},
+		Gate:   string(s.Gate),
 	}
 	if s.Plan != nil {
 		raw, err := s.Plan.Canonical()
@@ -272,6 +287,15 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("spec: runner.schedule: %w", err)
 		}
 		out.Runner.Schedule = sched
+	}
+	if doc.Gate != "" {
+		// A document without a gate was written before gates could be
+		// set, and keeps the critical gate those runs had.
+		g, err := critic.ParseGate(doc.Gate)
+		if err != nil {
+			return fmt.Errorf("spec: gate: %w", err)
+		}
+		out.Gate = g
 	}
 	if r := doc.Replan; r != nil {
 		out.Replan = &ReplanSpec{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: time.Duration(r.Cooldown)}

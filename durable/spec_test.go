@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/golden"
@@ -28,6 +29,7 @@ func fullSpec(t *testing.T) durable.Spec {
 		Replan:        &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
 		Budget:        executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
 		LLM:           durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
+		Gate:          critic.GateWarning,
 	}
 }
 
@@ -49,6 +51,7 @@ func TestSpecJSON(t *testing.T) {
 	assert.Equal(t, spec.Budget, back.Budget)
 	assert.Equal(t, spec.LLM, back.LLM)
 	assert.Equal(t, spec.CatalogDigest, back.CatalogDigest)
+	assert.Equal(t, spec.Gate, back.Gate)
 	require.NotNil(t, back.Plan)
 	assert.Len(t, back.Plan.Tasks, 2)
 }
@@ -66,6 +69,7 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"bad duration", `{"version": 1, "runner": {"task_timeout": "3 apples"}}`, "3 apples", nil},
 		{"bad plan", `{"version": 1, "plan": {"tasks": [{"id": "a", "type": "nap"}]}}`, "spec: plan:", plan.ErrInvalid},
 		{"trailing", `{"version": 1} {}`, "after top-level value", nil},
+		{"bad gate", `{"version": 1, "gate": "sometimes"}`, `spec: gate: unknown gate "sometimes"`, nil},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -80,6 +84,27 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A spec written before gates could be set has no "gate": it reads as
+// the critical gate, and writes back without one.
+func TestSpecWithoutGate(t *testing.T) {
+	doc := `{"version": 1, "plan": null, "mission": "m", "runner": {"concurrency": 0, "schedule": "phased", "task_timeout": "0s"}, "replan": null, "budget": {"max_tokens": 0, "max_llm_calls": 0, "deadline": "0s"}, "llm": {"max_corrections": 0}}`
+	var s durable.Spec
+	require.NoError(t, json.Unmarshal([]byte(doc), &s))
+	assert.Empty(t, s.Gate)
+	assert.Equal(t, critic.GateCritical, must(critic.ParseGate(string(s.Gate))))
+	out, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, doc, string(out))
+	assert.NotContains(t, string(out), "gate")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestSpecLegacy reads the settings a dagent journaled before versioned
@@ -112,6 +137,7 @@ func TestSpecCheck(t *testing.T) {
 		{"negative replans", func(s *durable.Spec) { s.Replan.MaxReplans = -1 }, "replan: max_replans"},
 		{"negative budget", func(s *durable.Spec) { s.Budget.MaxCalls = -1 }, "budget:"},
 		{"negative corrections", func(s *durable.Spec) { s.LLM.MaxCorrections = -2 }, "llm.max_corrections is -2"},
+		{"bad gate", func(s *durable.Spec) { s.Gate = "sometimes" }, `gate: unknown gate "sometimes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

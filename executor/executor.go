@@ -18,25 +18,46 @@ import (
 	"github.com/dagent-dev/dagent/verify"
 )
 
-// ErrRefused: the critic found critical issues in the plan; nothing ran.
+// ErrRefused: the critic found issues at the executor's gate in the plan,
+// or the plan cannot run; nothing ran.
 var ErrRefused = errors.New("plan refused by the critic")
 
 // RefusedError carries the critic's report of a refused plan.
 type RefusedError struct {
 	Report critic.Report
+	// Gate is the gate the plan was refused at ([WithGate]); the zero
+	// Gate is [critic.GateCritical].
+	Gate critic.Gate
 }
 
 func (e *RefusedError) Error() string {
-	n := e.Report.Count(critic.Critical)
-	msg := fmt.Sprintf("%s: %d critical issue", ErrRefused, n)
+	// A plan that cannot run is refused at any gate, for its critical
+	// issues.
+	sev := e.Gate.Severity()
+	if sev == "" || !e.Report.Has(sev) {
+		sev = critic.Critical
+	}
+	n := 0
+	var first *critic.Issue
+	for k := range e.Report.Issues {
+		if is := &e.Report.Issues[k]; is.Severity.AtLeast(sev) {
+			n++
+			if first == nil {
+				first = is
+			}
+		}
+	}
+	var msg string
+	if sev == critic.Critical {
+		msg = fmt.Sprintf("%s: %d critical issue", ErrRefused, n)
+	} else {
+		msg = fmt.Sprintf("%s at gate %s: %d issue", ErrRefused, sev, n)
+	}
 	if n != 1 {
 		msg += "s"
 	}
-	for _, is := range e.Report.Issues {
-		if is.Severity == critic.Critical {
-			msg += "; " + is.String()
-			break
-		}
+	if first != nil {
+		msg += "; " + first.String()
 	}
 	return msg
 }
@@ -65,8 +86,10 @@ type Result struct {
 	Halt string
 }
 
-// Execute runs p for mission to the end. A plan the critic finds critical
-// issues in is refused with a *[RefusedError] before anything runs; runner
+// Execute runs p for mission to the end. A plan that cannot run, or that
+// the critic finds issues in at the gate ([WithGate]; by default, critical
+// issues), is refused with a *[RefusedError] before anything runs; so is
+// a repair plan, which ends the execution halted. Runner
 // setup errors (an invalid predicate, an agent that cannot run) are
 // returned as they are, as is an invalid [WithRunID] (matching
 // [runner.ErrInvalidRunID]). Everything else — failures, halts, budgets (the
@@ -103,8 +126,8 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
 	d, rep := first(e)
-	if rep.Has(critic.Critical) {
-		return nil, &RefusedError{Report: rep}
+	if d == nil {
+		return nil, &RefusedError{Report: rep, Gate: c.gate}
 	}
 	e.res.Report = rep
 	e.resume()
@@ -140,7 +163,7 @@ func (e *execution) resume() {
 }
 
 // check checks p once and reviews the result; the DAG is nil when the
-// review found critical issues.
+// plan cannot run or the gate refuses it.
 func (e *execution) check(p *plan.Plan) (*plan.DAG, critic.Report) {
 	d, _ := p.DAG(e.c.planOptions()...)
 	if d == nil {
@@ -149,11 +172,11 @@ func (e *execution) check(p *plan.Plan) (*plan.DAG, critic.Report) {
 	return e.review(d)
 }
 
-// review reviews the checked plan d; the DAG is nil when the review found
-// critical issues.
+// review reviews the checked plan d; the DAG is nil when the plan cannot
+// run (its check found problems) or the gate refuses it.
 func (e *execution) review(d *plan.DAG) (*plan.DAG, critic.Report) {
 	rep := critic.ReviewDAG(d, critic.WithPredicates(e.predicates))
-	if rep.Has(critic.Critical) {
+	if d.Err() != nil || e.c.gate.Refuses(&rep) {
 		return nil, rep
 	}
 	return d, rep
@@ -226,7 +249,7 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		}
 		nd, rep := e.check(next.Plan)
 		if nd == nil {
-			e.refused(f, &RefusedError{Report: rep})
+			e.refused(f, &RefusedError{Report: rep, Gate: e.c.gate})
 			return nil
 		}
 		e.perTask[f.TaskID]++

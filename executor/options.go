@@ -61,6 +61,7 @@ type config struct {
 	history                []Trial
 	resumed                bool // history given: the plan is committed already
 	initial                map[string]any
+	gate                   critic.Gate
 }
 
 func newConfig(opts []Option) config {
@@ -150,6 +151,17 @@ func (c *config) criticOptions() []critic.Option {
 		opts = append(opts, critic.WithCatalog(c.registry))
 	}
 	return opts
+}
+
+// WithGate sets the gate of the critic: every plan of the execution, the
+// first and each repair, is refused when its review holds an issue at g's
+// severity or worse. Default [critic.GateCritical]: a plan is refused only
+// for what makes it unable to run as written, never for what a heuristic
+// suspects. [critic.GateNever] refuses no plan for its findings, though a
+// plan whose check fails (a cycle, an unknown worker) still cannot run and
+// is refused.
+func WithGate(g critic.Gate) Option {
+	return func(c *config) { c.gate = g }
 }
 
 // WithReplanner allows replanning with p. Without it, a run that asks for a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
@@ -83,4 +84,28 @@ func ExampleWithPredicates() {
 	}
 	fmt.Println(res.Status, res.Outputs()["count"], predicates.Len(), "compilation")
 	// Output: completed map[words:3] 1 compilation
+}
+
+// WithGate sets how strict the critic is. By default it refuses only a
+// plan that cannot run as written; at critic.GateWarning it refuses one it
+// has warnings about too, such as a synthesis gate with nothing to combine.
+func ExampleWithGate() {
+	p, err := plan.Parse([]byte(`{"tasks": [{"id": "sum", "type": "synthesis_gate", "input": "Sum up"}]}`))
+	if err != nil {
+		panic(err)
+	}
+	echo := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: "the sum of everything"}, nil
+	})
+	for _, g := range []critic.Gate{critic.GateCritical, critic.GateWarning} {
+		res, err := executor.Execute(context.Background(), p, "sum up", executor.WithAgent(plan.DefaultAgent, echo), executor.WithGate(g))
+		if err != nil {
+			fmt.Printf("%s: %v\n", g, err)
+			continue
+		}
+		fmt.Printf("%s: %s\n", g, res.Status)
+	}
+	// Output:
+	// critical: completed
+	// warning: plan refused by the critic at gate warning: 1 issue; warning: task sum: depends_on: the synthesis gate has no dependencies, so it has nothing to synthesize [gate_without_inputs]
 }

@@ -12,11 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
-	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -34,6 +32,7 @@ type runFlags struct {
 	runID       string
 	// allowUnknown runs a plan with keys that look misspelt.
 	allowUnknown bool
+	gate         string
 
 	// Replanning.
 	replan            bool
@@ -80,8 +79,12 @@ writes a plan of the unfinished tail toward the mission (the plan's
 "mission", or --mission) and that plan runs, reusing every finished
 result, until the plan completes or a limit halts replanning
 (--max-replans in all, --max-replans-per-task, the same failure twice, the
-budgets). The critic reviews the plan first and refuses one with critical
-issues (the findings on standard error, exit 1). With --mission and no
+budgets). The critic reviews the plan first, and each repair, and refuses
+one with critical issues, which cannot run as written (the findings on
+standard error, exit 1). --gate warning (or info) also refuses a plan with
+issues of that severity, with or without --replan, as lint --fail-on
+warning would fail it; --gate never runs every plan that can run.
+With --mission and no
 PLAN, the meta-planner writes the plan first, then it runs the same way;
 when the model answers the mission directly or asks a question instead,
 that is printed and the exit code is 5 or 6, as with dagent plan. The text
@@ -164,6 +167,7 @@ kept and printed.`,
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
+	gateFlag(cmd, &f.gate)
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
 	formatFlag(cmd, &f.format)
@@ -214,6 +218,10 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
+	gate, err := parseGate(f.gate)
+	if err != nil {
+		return err
+	}
 	reg, digest, err := loadCatalog(cmd, f.registry)
 	if err != nil {
 		return err
@@ -222,6 +230,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		return err
 	}
 	spec := durable.Spec{
+		Gate:    gate,
 		Mission: f.mission,
 		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
 		Budget:  executor.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls, MaxDuration: f.deadline},
@@ -341,8 +350,8 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	errOut := r.cmd.ErrOrStderr()
 	var refused *executor.RefusedError
 	if errors.As(err, &refused) {
-		rep := refused.Report
-		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, prose.Plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
+		header, min := refusal(refused)
+		writeFindings(errOut, header, refused.Report, min)
 		return exitCode(exitInvalid)
 	}
 	if out == nil || out.Result == nil {

@@ -33,7 +33,7 @@ func ExampleWrite() {
 	// Output:
 	// plans/ok.json: score 10/10. The plan looks good: no issues found.
 	//
-	// plans/ghost.json: score 7/10. The plan is acceptable, with minor issues.
+	// plans/ghost.json: score 7/10. The plan cannot run as written; fix its critical issues first.
 	//   task draft
 	//     2:3  critical  unknown_agent  agent: agent "ghost" is not defined in the plan's agents and is not a registry worker
 	//                                   Define the agent in the plan's agents, name a registry worker, or use "default".
@@ -51,7 +51,7 @@ func ExampleWrite_json() {
 	//     {
 	//       "path": "plans/ghost.json",
 	//       "score": 7,
-	//       "summary": "The plan is acceptable, with minor issues.",
+	//       "summary": "The plan cannot run as written; fix its critical issues first.",
 	//       "issues": [
 	//         {
 	//           "check": "unknown_agent",

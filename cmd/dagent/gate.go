@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/prose"
+	"github.com/spf13/cobra"
+)
+
+// gateFlag registers --gate on cmd: the severity from which the critic
+// refuses a plan, in the words of lint's --fail-on.
+func gateFlag(cmd *cobra.Command, gate *string) {
+	cmd.Flags().StringVar(gate, "gate", string(critic.GateCritical),
+		"refuse a plan (and each repair) with an issue of this severity or worse: critical (a plan that cannot run as written), warning, info or never")
+}
+
+// parseGate reads --gate.
+func parseGate(s string) (critic.Gate, error) {
+	g, err := critic.ParseGate(s)
+	if err != nil || s == "" {
+		return "", fmt.Errorf("unknown --gate %q: use critical, warning, info or never", s)
+	}
+	return g, nil
+}
+
+// refusal is the line that heads the findings of a refused plan, and the
+// least severity of the findings to print under it.
+func refusal(refused *executor.RefusedError) (string, critic.Severity) {
+	rep := refused.Report
+	what, min := prose.Plural(rep.Count(critic.Critical), "critical issue"), critic.Warning
+	if sev := refused.Gate.Severity(); sev != "" && sev != critic.Critical && !rep.Has(critic.Critical) {
+		n := 0
+		for _, is := range rep.Issues {
+			if is.Severity.AtLeast(sev) {
+				n++
+			}
+		}
+		what = fmt.Sprintf("%s at --gate %s", prose.Plural(n, "issue"), refused.Gate)
+		min = sev
+	}
+	return fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, what), min
+}
