@@ -24,7 +24,8 @@
 // has none configured included), 3 the run waits for human review, 4 the run
 // needs a new plan, 5 the planner answered the mission directly (the answer
 // is printed), 6 the planner asks a clarifying question (the question is
-// printed).
+// printed), 128 plus the signal's number when a signal interrupted the
+// command: 130 for Ctrl-C, 143 for SIGTERM.
 //
 // Every dagent run is journaled in a SQLite database, .dagent/dagent.db
 // under the working directory (--db PATH or $DAGENT_DB to move it,
@@ -41,16 +42,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
@@ -141,6 +139,9 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	default:
 		fmt.Fprintln(stderr, "dagent:", err)
+		if code, ok := signalExit(err); ok {
+			return int(code)
+		}
 		return exitUsage
 	}
 }
@@ -157,11 +158,6 @@ func formatFlag(cmd *cobra.Command, format *string) {
 		}
 		return nil
 	}
-}
-
-// interruptible is the command's context, cancelled by Ctrl-C or SIGTERM.
-func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
 // encodeJSON prints v indented, without HTML escaping.
