@@ -15,7 +15,8 @@
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
 //	dagent schema                   print the JSON Schema of the canonical plan
-//	dagent version                  print the version
+//	dagent version                  print the version (also dagent --version)
+//	dagent completion SHELL         print the completion script of bash, zsh or fish
 //
 // PLAN is a path, or - for standard input. Exit codes: 0 success, 1 the plan
 // or registry is invalid (every problem on standard error, one per line), the
@@ -152,6 +153,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // the command runs.
 func formatFlag(cmd *cobra.Command, format *string) {
 	cmd.Flags().StringVarP(format, "format", "f", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if *format != "text" && *format != "json" {
 			return fmt.Errorf("unknown format %q; use text or json", *format)
