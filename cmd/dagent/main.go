@@ -118,10 +118,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return execute(args, stdin, out, errOut)
 }
 
+// execute runs the command line. A command asked for --format json that
+// fails before it prints its document prints a JSON error document
+// instead.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	out := &countingWriter{w: stdout}
+	root := newRoot(stdin, out, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
+	code := exitOf(err, stderr)
+	if code != exitOK && out.n == 0 && jsonAsked(cmd) {
+		if werr := writeErrorDoc(out, err, code); werr != nil {
+			fmt.Fprintln(stderr, "dagent:", werr)
+		}
+	}
+	return code
+}
+
+// exitOf is the exit code of a command that returned err, which it
+// prints on stderr unless the command did.
+func exitOf(err error, stderr io.Writer) int {
 	var code exitCode
 	switch {
 	case err == nil:

@@ -329,8 +329,9 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	var refused *executor.RefusedError
 	if errors.As(err, &refused) {
 		rep := refused.Report
-		writeFindings(errOut, fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, prose.Plural(rep.Count(critic.Critical), "critical issue")), rep, critic.Warning)
-		return exitCode(exitInvalid)
+		head := fmt.Sprintf("the critic refused the plan (score %d/10, %s); nothing ran", rep.Score, prose.Plural(rep.Count(critic.Critical), "critical issue"))
+		writeFindings(errOut, "dagent: "+head+":", rep, critic.Warning)
+		return reported{exitInvalid, head}
 	}
 	if out == nil || out.Result == nil {
 		return problems(r.cmd, err) // nothing ran
