@@ -61,3 +61,36 @@ func TestJSONErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONDocumentsCarryTheirVersion: every JSON document dagent prints
+// has a "version" key, the version of its form.
+func TestJSONDocumentsCarryTheirVersion(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"plan.json":     `{"tasks": [{"id": "a", "agent": "echo"}]}`,
+		"registry.yaml": shRegistry,
+	})
+	plan, reg, db := filepath.Join(dir, "plan.json"), filepath.Join(dir, "registry.yaml"), filepath.Join(dir, "runs.db")
+	code, stdout, stderr := dagent(t, "", "run", plan, "--registry", reg, "--db", db, "--run-id", "r1", "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	docs := map[string]string{"run": stdout}
+	for name, args := range map[string][]string{
+		"resume": {"resume", "r1", "--db", db},
+		"runs":   {"runs", "--db", db},
+		"show":   {"show", "r1", "--db", db},
+		"replay": {"replay", "r1", "--db", db},
+		"lint":   {"lint", plan, "--registry", reg},
+		"graph":  {"graph", plan, "--registry", reg},
+		"verify": {"verify", "true"},
+	} {
+		code, stdout, stderr := dagent(t, "", append(args, "--format", "json")...)
+		require.Equal(t, exitOK, code, "%s: %s", name, stderr)
+		docs[name] = stdout
+	}
+	for name, doc := range docs {
+		var v struct{ Version *int }
+		require.NoError(t, json.Unmarshal([]byte(doc), &v), "%s: %s", name, doc)
+		if assert.NotNil(t, v.Version, "%s: %s", name, doc) {
+			assert.Equal(t, 1, *v.Version, name)
+		}
+	}
+}
