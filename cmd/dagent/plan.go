@@ -89,6 +89,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)
+	err = interrupted(ctx, err)
 	if err := settlePlanning(cmd, res, err, f.format); err != nil {
 		return err
 	}

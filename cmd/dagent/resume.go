@@ -111,6 +111,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 		opts = append(opts, durable.WithTakeover())
 	}
 	out, err := r.Resume(ctx, s, opts...)
+	err = interrupted(ctx, err)
 	if errors.Is(err, store.ErrOwned) {
 		return owned(err)
 	}

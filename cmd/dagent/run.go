@@ -274,6 +274,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	out, err := durable.Start(ctx, s, spec, append(opts, view.options()...)...)
+	err = interrupted(ctx, err)
 	if errors.Is(err, store.ErrOwned) {
 		return owned(err)
 	}

@@ -48,6 +48,17 @@ func interruptible(cmd *cobra.Command) (ctx context.Context, stop context.Cancel
 	}
 }
 
+// interrupted is err marked with the signal that cancelled ctx, if one
+// did and err does not say so already: an error that reports a cancelled
+// context (context.Canceled) has lost its cause, and with it the exit code.
+func interrupted(ctx context.Context, err error) error {
+	var s signalled
+	if err == nil || errors.As(err, &s) || !errors.As(context.Cause(ctx), &s) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", err, s)
+}
+
 // signalExit is the exit code of a command that err says a signal
 // interrupted.
 func signalExit(err error) (exitCode, bool) {

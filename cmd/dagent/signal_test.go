@@ -69,3 +69,31 @@ func TestResumeHint(t *testing.T) {
 		})
 	}
 }
+
+func TestInterrupted(t *testing.T) {
+	lost := fmt.Errorf("llm: %w", context.Canceled)
+	bySignal, cancel := context.WithCancelCause(context.Background())
+	cancel(signalled{syscall.SIGINT})
+	byOther, cancelOther := context.WithCancel(context.Background())
+	cancelOther()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+		code exitCode
+	}{
+		{"a signal's cause is put back", bySignal, lost, "llm: context canceled (interrupt signal received)", 130},
+		{"an error that has it is kept", bySignal, fmt.Errorf("run cancelled: %w", signalled{syscall.SIGINT}), "run cancelled: interrupt signal received", 130},
+		{"another cancellation is no signal", byOther, lost, "llm: context canceled", 0},
+		{"no error", bySignal, nil, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := interrupted(tt.ctx, tt.err)
+			assert.Equal(t, tt.want, errString(err))
+			code, _ := signalExit(err)
+			assert.Equal(t, tt.code, code)
+		})
+	}
+}
