@@ -1,11 +1,15 @@
 GO       ?= go
 FUZZTIME ?= 10s
+# VERSION is the version make build stamps into dagent: git describe of
+# the checkout, -dirty when it has changes; empty leaves it to the build
+# info Go records (see dagent version --help).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 .PHONY: build test e2e bench fuzz lint clean
 
-## build: build the dagent binary into bin/
+## build: build the dagent binary into bin/, stamped with VERSION
 build:
-	$(GO) build -o bin/dagent ./cmd/dagent
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/dagent ./cmd/dagent
 
 ## test: run every test with the race detector
 test:

@@ -12,6 +12,9 @@ import (
 // [DAG.Render] refuses it.
 type Format string
 
+// renderJSONVersion is the version of the form of the [JSON] rendering.
+const renderJSONVersion = 1
+
 // Renderings.
 const (
 	// Markdown is a table of id, agent, type, depends_on and critical.
@@ -20,7 +23,8 @@ const (
 	Mermaid Format = "mermaid"
 	// DOT is a Graphviz digraph.
 	DOT Format = "dot"
-	// JSON is {"phases": [[...]], "edges": [[from, to], ...]}.
+	// JSON is {"version": 1, "phases": [[...]], "edges": [[from, to],
+	// ...]}; "version" is the version of the document's form.
 	JSON Format = "json"
 )
 
@@ -70,7 +74,7 @@ func (d *DAG) Render(w io.Writer, f Format) error {
 	return err
 }
 
-// renderJSON writes {"phases": ..., "edges": ...} indented by two spaces,
+// renderJSON writes {"version", "phases", "edges"} indented by two spaces,
 // each phase and each edge on a line of its own. Strings are encoded as
 // Canonical encodes them, without HTML escaping.
 func (d *DAG) renderJSON(b *strings.Builder) error {
@@ -79,7 +83,7 @@ func (d *DAG) renderJSON(b *strings.Builder) error {
 	for i, e := range pairs {
 		edges[i] = []string{e[0], e[1]}
 	}
-	b.WriteString("{\n  \"phases\": ")
+	fmt.Fprintf(b, "{\n  \"version\": %d,\n  \"phases\": ", renderJSONVersion)
 	if err := writeJSONLists(b, d.Phases()); err != nil {
 		return err
 	}

@@ -329,10 +329,20 @@ func testConcurrentRuns(t *testing.T, bin string) {
 	assert.Len(t, slices.Compact(ids), n, "four runs")
 }
 
-// testInterrupt interrupts a run with SIGINT while a task runs: the run is
-// journaled as cancelled and its process exits 1; a resume finishes it,
-// without running the finished task again.
+// testInterrupt interrupts a run with SIGINT or SIGTERM while a task runs:
+// the run is journaled as cancelled, its process exits 128 plus the
+// signal's number and says on stderr how to resume it; a resume finishes
+// it, without running the finished task again.
 func testInterrupt(t *testing.T, bin string) {
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tt.sig.String(), func(t *testing.T) { testInterruptBy(t, bin, tt.sig, tt.code) })
+	}
+}
+
+func testInterruptBy(t *testing.T, bin string, sig syscall.Signal, code int) {
 	dir := t.TempDir()
 	reg, log := workRegistry(t, dir)
 	planPath := filepath.Join(dir, "plan.json")
@@ -343,6 +353,8 @@ func testInterrupt(t *testing.T, bin string) {
 	db := filepath.Join(dir, "runs.db")
 
 	cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -354,18 +366,19 @@ func testInterrupt(t *testing.T, bin string) {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 		if strings.HasSuffix(sc.Text(), "b: started") {
-			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+			require.NoError(t, cmd.Process.Signal(sig))
 		}
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "%s", strings.Join(lines, "\n"))
-	assert.Equal(t, exitInvalid, exit.ExitCode(), "a cancelled run failed")
+	assert.Equal(t, code, exit.ExitCode(), "a run a signal interrupted exits 128 plus its number")
+	assert.Equal(t, "dagent: to resume the run: dagent resume "+id+"\n", stderr.String())
 
 	rec := checkDB(t, db, id)
 	require.NotNil(t, rec)
 	assert.Equal(t, statusCancelled, rec.Status)
-	assert.Contains(t, rec.Error, "interrupt")
+	assert.Contains(t, rec.Error, sig.String())
 	assert.Equal(t, "done", rec.Tasks["a"].Status)
 	_, committed := rec.Tasks["b"]
 	assert.False(t, committed, "the cancelled task has no final state")

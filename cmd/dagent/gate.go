@@ -40,5 +40,5 @@ func refusal(refused *executor.RefusedError) (string, critic.Severity) {
 		what = fmt.Sprintf("%s at --gate %s", prose.Plural(n, "issue"), refused.Gate)
 		min = sev
 	}
-	return fmt.Sprintf("dagent: the critic refused the plan (score %d/10, %s); nothing ran:", rep.Score, what), min
+	return fmt.Sprintf("the critic refused the plan (score %d/10, %s); nothing ran", rep.Score, what), min
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,16 @@ func TestRunGate(t *testing.T) {
 				assert.Contains(t, stdout, `"status": "completed"`)
 				return
 			}
-			assert.Empty(t, stdout, "nothing ran")
+			// Nothing ran: standard output has the error document, not a result.
+			var doc struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+				Status   string `json:"status"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+			assert.Equal(t, tc.code, doc.ExitCode)
+			assert.NotEmpty(t, doc.Error)
+			assert.Empty(t, doc.Status, "no run result")
 			assert.True(t, strings.HasPrefix(stderr, tc.stderr), stderr)
 			if tc.code == exitInvalid {
 				assert.Contains(t, stderr, "warning: task t0: phase 0 runs 11 tasks in parallel, more than 10 [parallel_explosion]")

@@ -121,8 +121,13 @@ func TestRunJournalsInTheWorkingDirectory(t *testing.T) {
 
 	code, stdout, stderr = dagent(t, "", "runs", "--format", "json")
 	require.Equal(t, exitOK, code, stderr)
-	var runs []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(stdout), &runs))
+	var doc struct {
+		Version int
+		Runs    []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	assert.Equal(t, docVersion, doc.Version)
+	runs := doc.Runs
 	require.Len(t, runs, 1)
 	assert.Equal(t, id[1], runs[0]["id"])
 	assert.Equal(t, "completed", runs[0]["status"])
@@ -153,10 +158,10 @@ func TestRunDatabaseFlags(t *testing.T) {
 	ids := func(args ...string) []string {
 		code, stdout, stderr := dagent(t, "", append([]string{"runs", "--format", "json"}, args...)...)
 		require.Equal(t, exitOK, code, stderr)
-		var runs []struct{ ID string }
-		require.NoError(t, json.Unmarshal([]byte(stdout), &runs))
+		var doc struct{ Runs []struct{ ID string } }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 		var out []string
-		for _, r := range runs {
+		for _, r := range doc.Runs {
 			out = append(out, r.ID)
 		}
 		return out

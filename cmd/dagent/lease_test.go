@@ -89,8 +89,13 @@ func TestRunsTellLiveFromInterrupted(t *testing.T) {
 
 			code, stdout, stderr = dagent(t, "", "runs", "--db", db, "--format", "json")
 			require.Equal(t, exitOK, code, stderr)
-			var runs []map[string]any
-			require.NoError(t, json.Unmarshal([]byte(stdout), &runs))
+			var list struct {
+				Version int
+				Runs    []map[string]any
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &list))
+			assert.Equal(t, docVersion, list.Version)
+			runs := list.Runs
 			require.Len(t, runs, 1)
 			assert.Equal(t, "running", runs[0]["status"], "the journal's status")
 			assert.Equal(t, tt.live, runs[0]["live"])

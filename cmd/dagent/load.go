@@ -117,7 +117,7 @@ func loadCatalog(cmd *cobra.Command, path string) (*registry.Registry, string, e
 	reg, digest, err := regfile.LoadDigest(path)
 	if errors.Is(err, regfile.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return nil, "", exitCode(exitInvalid)
+		return nil, "", reported{exitInvalid, err.Error()}
 	}
 	return reg, digest, err
 }

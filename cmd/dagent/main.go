@@ -15,7 +15,8 @@
 //	dagent graph [--format F] PLAN  print the plan's phases and edges
 //	dagent verify PREDICATE         evaluate a verification predicate on sample data
 //	dagent schema                   print the JSON Schema of the canonical plan
-//	dagent version                  print the version
+//	dagent version                  print the version (also dagent --version)
+//	dagent completion SHELL         print the completion script of bash, zsh or fish
 //
 // PLAN is a path, or - for standard input. Exit codes: 0 success, 1 the plan
 // or registry is invalid (every problem on standard error, one per line), the
@@ -24,7 +25,8 @@
 // has none configured included), 3 the run waits for human review, 4 the run
 // needs a new plan, 5 the planner answered the mission directly (the answer
 // is printed), 6 the planner asks a clarifying question (the question is
-// printed).
+// printed), 128 plus the signal's number when a signal interrupted the
+// command: 130 for Ctrl-C, 143 for SIGTERM.
 //
 // Every dagent run is journaled in a SQLite database, .dagent/dagent.db
 // under the working directory (--db PATH or $DAGENT_DB to move it,
@@ -41,16 +43,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
@@ -119,10 +118,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return execute(args, stdin, out, errOut)
 }
 
+// execute runs the command line. A command asked for --format json that
+// fails before it prints its document prints a JSON error document
+// instead.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	out := &countingWriter{w: stdout}
+	root := newRoot(stdin, out, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
+	code := exitOf(err, stderr)
+	if code != exitOK && out.n == 0 && jsonAsked(cmd) {
+		if werr := writeErrorDoc(out, err, code); werr != nil {
+			fmt.Fprintln(stderr, "dagent:", werr)
+		}
+	}
+	return code
+}
+
+// exitOf is the exit code of a command that returned err, which it
+// prints on stderr unless the command did.
+func exitOf(err error, stderr io.Writer) int {
 	var code exitCode
 	switch {
 	case err == nil:
@@ -141,6 +156,9 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	default:
 		fmt.Fprintln(stderr, "dagent:", err)
+		if code, ok := signalExit(err); ok {
+			return int(code)
+		}
 		return exitUsage
 	}
 }
@@ -151,17 +169,13 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // the command runs.
 func formatFlag(cmd *cobra.Command, format *string) {
 	cmd.Flags().StringVarP(format, "format", "f", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if *format != "text" && *format != "json" {
 			return fmt.Errorf("unknown format %q; use text or json", *format)
 		}
 		return nil
 	}
-}
-
-// interruptible is the command's context, cancelled by Ctrl-C or SIGTERM.
-func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 }
 
 // encodeJSON prints v indented, without HTML escaping.

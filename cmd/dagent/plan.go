@@ -37,7 +37,7 @@ the registry (--registry); the plan's own agents may use its tools.
 MISSION is the mission's text, or - for standard input. The plan's canonical
 JSON goes to standard output, or to the file -o names; the critic's warnings
 go to standard error. A direct answer or a question is printed on standard
-output instead. --format json prints one JSON document: {"route", "plan",
+output instead. --format json prints one JSON document: {"version" (1), "route", "plan",
 "answer", "question", "report": {"score", "summary", "issues": [{"check",
 "severity", "task_id", "field", "message", "recommendation"}]}, "attempts",
 "usage": {"prompt_tokens", "completion_tokens"}}; the plan also goes to the
@@ -89,6 +89,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)
+	err = interrupted(ctx, err)
 	if err := settlePlanning(cmd, res, briefHint(err, f.llm.brief), f.format); err != nil {
 		return err
 	}
@@ -197,6 +198,7 @@ func writeFindings(w io.Writer, header string, rep critic.Report, min critic.Sev
 // The dagent plan --format json document.
 type (
 	jsonPlanning struct {
+		Version  int               `json:"version"`
 		Route    metaplanner.Route `json:"route"`
 		Plan     json.RawMessage   `json:"plan"`
 		Answer   *string           `json:"answer"`
@@ -218,6 +220,7 @@ type (
 // must not run).
 func writePlanningJSON(w io.Writer, res *metaplanner.Result, err error) error {
 	doc := jsonPlanning{
+		Version:  docVersion,
 		Route:    res.Route,
 		Plan:     json.RawMessage("null"),
 		Report:   jsonReport{Score: res.Report.Score, Summary: res.Report.Summary, Issues: res.Report.Issues},

@@ -45,7 +45,7 @@ plan differs from the journal's. For a run that did not finish (its process
 died, or it was cancelled) only the tasks it finished are compared.
 
 Exit codes: 0 the replay is identical, 1 it diverged (the differences are
-listed), 2 usage or input error. --format json prints {"run_id",
+listed), 2 usage or input error. --format json prints {"version" (1), "run_id",
 "identical", "status", "recorded_status", "differences": [...],
 "workers_rerun"}.`,
 		Example: `  dagent replay 20250101T120000-1a2b3c4d
@@ -63,6 +63,7 @@ listed), 2 usage or input error. --format json prints {"run_id",
 }
 
 type jsonReplay struct {
+	Version        int      `json:"version"`
 	RunID          string   `json:"run_id"`
 	Identical      bool     `json:"identical"`
 	Status         string   `json:"status"`
@@ -85,7 +86,7 @@ func replayRun(cmd *cobra.Command, id string, db dbFlags, format string, rerun b
 	if err != nil {
 		return registryChanged(notFound(id, err), "replay")
 	}
-	doc := jsonReplay{RunID: rep.RunID, Identical: rep.Identical, Status: cmp.Or(string(rep.Status), "not run"),
+	doc := jsonReplay{Version: docVersion, RunID: rep.RunID, Identical: rep.Identical, Status: cmp.Or(string(rep.Status), "not run"),
 		RecordedStatus: string(rep.RecordedStatus), Differences: append([]string{}, rep.Differences...), WorkersRerun: rep.WorkersRerun}
 	out := cmd.OutOrStdout()
 	if format == "json" {

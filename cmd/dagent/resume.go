@@ -62,7 +62,7 @@ another program took. An owner still running stops at its next heartbeat.
 
 The output and the exit codes are those of dagent run: 0 completed, 1
 failed, 2 usage or input error (or the run has a live owner), 3 waiting
-for review, 4 replan required.`,
+for review, 4 replan required, 130 or 143 interrupted by Ctrl-C or SIGTERM.`,
 		Example: `  dagent resume 20250101T120000-1a2b3c4d
   dagent resume 20250101T120000-1a2b3c4d --review approve_draft=approve --format json`,
 		Args: cobra.ExactArgs(1),
@@ -111,6 +111,7 @@ func resumeRun(cmd *cobra.Command, id string, rf resumeFlags) (err error) {
 		opts = append(opts, durable.WithTakeover())
 	}
 	out, err := r.Resume(ctx, s, opts...)
+	err = interrupted(ctx, err)
 	if errors.Is(err, store.ErrOwned) {
 		return owned(err)
 	}

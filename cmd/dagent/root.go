@@ -32,11 +32,13 @@ problem on standard error one per line; the critic refused the plan; no
 valid plan of the mission; the run or the predicate failed), 2 usage or I/O
 error (no LLM configured for a command that needs one), 3 the run waits for
 human review, 4 the run needs a new plan, 5 the planner answered the mission
-directly, 6 the planner asks a clarifying question.`,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+directly, 6 the planner asks a clarifying question, 130 (Ctrl-C) and 143
+(SIGTERM) a signal interrupted the command.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

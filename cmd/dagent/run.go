@@ -131,8 +131,10 @@ problems on standard error; or the critic refused the plan; or no valid
 plan of the mission), 2 usage or input error (no LLM configured for a
 command that needs one), 3 waiting for review, 4 replan required, 5 the
 model answered the mission directly, 6 the model asks a question about the
-mission. Interrupting the run (Ctrl-C) cancels it; finished results are
-kept and printed.`,
+mission, 130 (Ctrl-C) or 143 (SIGTERM) interrupted: the run is cancelled,
+its finished results are kept and printed. A journaled run that failed or
+was interrupted prints "dagent: to resume the run: dagent resume ID" on
+standard error (with --format json, a waiting run too).`,
 		Example: `  dagent run examples/health/plan.json --registry examples/health/registry.yaml
   dagent run examples/pipeline/plan.json --registry examples/pipeline/registry.yaml --format json > run.json
   dagent resume "$(jq -r .run_id run.json)" --review review=approve
@@ -296,6 +298,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	out, err := durable.Start(ctx, s, spec, append(opts, view.options()...)...)
+	err = interrupted(ctx, err)
 	if errors.Is(err, store.ErrOwned) {
 		return owned(err)
 	}
@@ -350,9 +353,9 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	errOut := r.cmd.ErrOrStderr()
 	var refused *executor.RefusedError
 	if errors.As(err, &refused) {
-		header, min := refusal(refused)
-		writeFindings(errOut, header, refused.Report, min)
-		return exitCode(exitInvalid)
+		head, min := refusal(refused)
+		writeFindings(errOut, "dagent: "+head+":", refused.Report, min)
+		return reported{exitInvalid, head}
 	}
 	if out == nil || out.Result == nil {
 		return problems(r.cmd, err) // nothing ran
@@ -373,7 +376,10 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	if err != nil {
 		return err
 	}
-	return runExit(out.Result.Status)
+	if r.journaled {
+		resumeHint(errOut, out.RunID, out.Result, r.format)
+	}
+	return runEnd(out.Result)
 }
 
 // readJSON reads a JSON file ("-" for stdin) with numbers kept exact.

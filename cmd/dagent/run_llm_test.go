@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +35,14 @@ func TestCommandsThatNeedAnLLMSaySo(t *testing.T) {
 			code, stdout, stderr := dagent(t, "", args...)
 			assert.Equal(t, exitUsage, code)
 			assert.Equal(t, want, stderr)
-			assert.Empty(t, stdout, "nothing runs")
+			if !slices.Contains(args, "json") {
+				assert.Empty(t, stdout, "nothing runs")
+				return
+			}
+			// Nothing runs; the JSON asked for is the error's.
+			var doc errorDoc
+			require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+			assert.Equal(t, errorDoc{Version: docVersion, Error: strings.TrimSuffix(strings.TrimPrefix(want, "dagent: "), "\n"), ExitCode: exitUsage}, doc)
 		})
 	}
 

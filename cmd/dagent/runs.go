@@ -28,8 +28,8 @@ is interrupted: dagent resume RUN continues such a run. The others are
 completed, failed, waiting (for review), replan_required and cancelled
 (interrupted with Ctrl-C).
 
---format json prints [{"id", "created", "updated", "status", "live",
-"owner", "done", "total", "mission", "plan_hash"}]: "status" is the
+--format json prints {"version": 1, "runs": [{"id", "created", "updated",
+"status", "live", "owner", "done", "total", "mission", "plan_hash"}]}: "status" is the
 journal's (running for an interrupted run too), "live" whether a live
 process owns the run, and "owner" that process, {"pid", "host",
 "started", "heartbeat"}, or null.`,
@@ -43,6 +43,12 @@ process owns the run, and "owner" that process, {"pid", "host",
 	db.register(cmd, false)
 	formatFlag(cmd, &format)
 	return cmd
+}
+
+// jsonRuns is the document of dagent runs --format json.
+type jsonRuns struct {
+	Version int       `json:"version"`
+	Runs    []jsonRun `json:"runs"`
 }
 
 type jsonRun struct {
@@ -76,7 +82,7 @@ func listRuns(cmd *cobra.Command, db dbFlags, format string) error {
 			doc = append(doc, jsonRun{ID: r.ID, Created: r.Created, Updated: r.Updated, Status: r.Status, Live: live, Owner: ownerDoc(r.Owner),
 				Done: r.Done, Total: r.Total, Mission: r.Mission, PlanHash: r.PlanHash})
 		}
-		return encodeJSON(out, doc)
+		return encodeJSON(out, jsonRuns{Version: docVersion, Runs: doc})
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(out, "no runs in %s\n", s.Path())

@@ -37,7 +37,7 @@ committed; a task with none is pending, or — from the events — skipped
 (downstream of a failed gate) or running (in flight when the process
 stopped; a resume runs it again).
 
---format json prints {"run_id", "status" (the journal's), "live" (a live
+--format json prints {"version" (1), "run_id", "status" (the journal's), "live" (a live
 process owns the run), "owner" ({"pid", "host", "started", "heartbeat"} or
 null), "error", "created", "updated",
 "mission", "options" (the run's spec: {"version", "plan", "mission",
@@ -71,6 +71,7 @@ current plan's first, in plan order], "events": [{"seq", "kind", "time",
 }
 
 type jsonShow struct {
+	Version   int                     `json:"version"`
 	RunID     string                  `json:"run_id"`
 	Status    string                  `json:"status"`
 	Live      bool                    `json:"live"`
@@ -137,7 +138,7 @@ func showDoc(r *durable.Run) jsonShow {
 	}
 	_, live := liveStatus(string(r.Status), rec.Owner)
 	doc := jsonShow{
-		RunID: r.ID, Status: string(r.Status), Live: live, Owner: ownerDoc(rec.Owner), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
+		Version: docVersion, RunID: r.ID, Status: string(r.Status), Live: live, Owner: ownerDoc(rec.Owner), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
 		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: first,
 		Tasks: make(map[string]jsonShowTask, len(r.Tasks)), Order: r.Order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
 	}

@@ -80,6 +80,7 @@ or {"error": "..."}. See docs/predicates.md for the language.`,
 }
 
 type verdictJSON struct {
+	Version   int    `json:"version"`
 	Passed    bool   `json:"passed"`
 	Diagnosis string `json:"diagnosis,omitempty"`
 }
@@ -97,9 +98,9 @@ func (o *verifyOutput) print(v any) error {
 func (o *verifyOutput) verdict(v verify.Verdict) error {
 	switch {
 	case o.json && v.Passed:
-		return o.print(verdictJSON{Passed: true})
+		return o.print(verdictJSON{Version: docVersion, Passed: true})
 	case o.json:
-		if err := o.print(verdictJSON{Diagnosis: v.Diagnosis}); err != nil {
+		if err := o.print(verdictJSON{Version: docVersion, Diagnosis: v.Diagnosis}); err != nil {
 			return err
 		}
 	case v.Passed:
@@ -116,7 +117,7 @@ func (o *verifyOutput) verdict(v verify.Verdict) error {
 // fail reports a predicate that did not compile or could not decide.
 func (o *verifyOutput) fail(err error) error {
 	if o.json {
-		if perr := o.print(map[string]string{"error": err.Error()}); perr != nil {
+		if perr := o.print(errorDoc{Version: docVersion, Error: err.Error(), ExitCode: exitUsage}); perr != nil {
 			return perr
 		}
 	} else {

@@ -47,6 +47,7 @@ func ExampleWrite_json() {
 	}
 	// Output:
 	// {
+	//   "version": 1,
 	//   "files": [
 	//     {
 	//       "path": "plans/ghost.json",

@@ -7,10 +7,14 @@ import (
 	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
+// jsonVersion is the version of the form of the [JSON] document.
+const jsonVersion = 1
+
 // The JSON format's document.
 type (
 	jsonDoc struct {
-		Files []jsonFile `json:"files"`
+		Version int        `json:"version"`
+		Files   []jsonFile `json:"files"`
 	}
 	jsonFile struct {
 		Path            string      `json:"path"`
@@ -32,7 +36,7 @@ type (
 )
 
 func writeJSON(w io.Writer, files []File) error {
-	doc := jsonDoc{Files: make([]jsonFile, 0, len(files))}
+	doc := jsonDoc{Version: jsonVersion, Files: make([]jsonFile, 0, len(files))}
 	for _, f := range files {
 		jf := jsonFile{
 			Path:            f.Path,

@@ -42,10 +42,12 @@ const (
 	// the issues grouped by task with their recommendations, and a final
 	// count.
 	Text Format = "text"
-	// JSON is one document: {"files": [{"path", "score", "summary",
-	// "issues": [{"check", "severity", "task_id", "field", "message",
-	// "recommendation", "line", "column"}], "recommendations"}]}; line
-	// and column are 0 when unknown, and the lists are never null.
+	// JSON is one document: {"version": 1, "files": [{"path", "score",
+	// "summary", "issues": [{"check", "severity", "task_id", "field",
+	// "message", "recommendation", "line", "column"}],
+	// "recommendations"}]}; "version" is the version of the document's
+	// form, line and column are 0 when unknown, and the lists are never
+	// null.
 	JSON Format = "json"
 	// SARIF is one SARIF 2.1.0 run, as GitHub code scanning reads it: one
 	// rule per check found, one result per issue.

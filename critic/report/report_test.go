@@ -111,7 +111,7 @@ func TestWriteError(t *testing.T) {
 
 func TestNoFiles(t *testing.T) {
 	assert.Equal(t, "0 files, 0 critical, 0 warnings, 0 info\n", write(t, Text, nil, Options{}))
-	assert.Equal(t, "{\n  \"files\": []\n}\n", write(t, JSON, nil, Options{}))
+	assert.Equal(t, "{\n  \"version\": 1,\n  \"files\": []\n}\n", write(t, JSON, nil, Options{}))
 	assert.Empty(t, write(t, GitHub, nil, Options{}))
 	sarif := write(t, SARIF, nil, Options{})
 	assert.Contains(t, sarif, `"results": []`)
