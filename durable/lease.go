@@ -118,7 +118,7 @@ func (l *lease) beat(stop context.CancelCauseFunc) {
 					poll.Stop()
 					// Also context.Canceled: the run ends cancelled, as
 					// its context ending would make it.
-					stop(fmt.Errorf("run %s: %w: %w", l.runID, ErrCancelRequested, context.Canceled))
+					stop(fmt.Errorf("%w: %w", ErrCancelRequested, context.Canceled))
 				}
 				continue
 			case <-t.C:

@@ -42,6 +42,6 @@ directly, 6 the planner asks a clarifying question.`,
 	root.SetErr(stderr)
 	root.AddCommand(newRun(), newPlan(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
 	root.AddCommand(newLint())
-	root.AddCommand(newRuns(), newShow(), newResume(), newReplay())
+	root.AddCommand(newRuns(), newShow(), newResume(), newReplay(), newCancel())
 	return root
 }
