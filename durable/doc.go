@@ -14,7 +14,8 @@
 //
 // One process at a time runs a run: it holds the run's lease in the store
 // while the run runs, and beats a heartbeat into it. [Resume] refuses a run
-// whose owner is [Alive], and takes over one whose owner died.
+// whose owner is [Alive], and takes over one whose owner died. [Cancel]
+// stops a run from any process: its owner sees the request in the store.
 //
 // What a run needs from the process that runs it — never from the journal —
 // comes in options: the catalog ([WithCatalog]), the LLM ([WithLLM]), Go

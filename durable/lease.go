@@ -23,6 +23,10 @@ const DefaultStaleAfter = 30 * time.Second
 // this one ran it; this one stopped.
 var ErrLeaseLost = errors.New("the run was taken over by another process")
 
+// ErrCancelRequested: another process cancelled the run ([Cancel]) while
+// this one ran it; this one stopped it as its context ending would.
+var ErrCancelRequested = errors.New("the run was cancelled by another process")
+
 // held holds the ids of the leases this process holds, so that an owner
 // with this process's id is known alive or dead for sure: a lease of a
 // process that had the same id before it — a container restarted — is
@@ -87,18 +91,36 @@ func takeLease(ctx context.Context, s store.Store, id string, c config) (*lease,
 	return l, nil
 }
 
+// cancelPoll is how often the owner of a run asks the store whether
+// another process asked it to cancel the run ([Cancel]): a read, cheap
+// beside the heartbeat's write.
+const cancelPoll = 200 * time.Millisecond
+
 // beat keeps the lease fresh until release; when another process took the
-// run over, it calls lost with [ErrLeaseLost].
-func (l *lease) beat(lost context.CancelCauseFunc) {
+// run over, it calls stop with [ErrLeaseLost], and when another process
+// asked for the run to be cancelled, with [ErrCancelRequested], once.
+func (l *lease) beat(stop context.CancelCauseFunc) {
 	l.stop, l.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(l.every)
 		defer t.Stop()
+		poll := time.NewTicker(min(cancelPoll, l.every))
+		defer poll.Stop()
 		for {
 			select {
 			case <-l.stop:
 				return
+			case <-poll.C:
+				// A run cancelled goes on to its end — its tasks in
+				// flight end — keeping its lease fresh meanwhile.
+				if req, err := l.s.CancelRequested(context.Background(), l.runID, l.owner); err == nil && req {
+					poll.Stop()
+					// Also context.Canceled: the run ends cancelled, as
+					// its context ending would make it.
+					stop(fmt.Errorf("%w: %w", ErrCancelRequested, context.Canceled))
+				}
+				continue
 			case <-t.C:
 			}
 			// Another error (the database busy past its timeout) is
@@ -106,7 +128,7 @@ func (l *lease) beat(lost context.CancelCauseFunc) {
 			// after several.
 			if err := l.s.Heartbeat(context.Background(), l.runID, l.owner); errors.Is(err, store.ErrNotOwner) {
 				l.lost.Store(true)
-				lost(fmt.Errorf("run %s: %w", l.runID, ErrLeaseLost))
+				stop(fmt.Errorf("run %s: %w", l.runID, ErrLeaseLost))
 				return
 			}
 		}

@@ -82,12 +82,12 @@ func appendEvent(b []byte, e Event, now time.Time) []byte {
 	return append(b, '}')
 }
 
-// events reads the run's timeline in tx.
-func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string) ([]Event, error) {
+// events reads the run's timeline after its event after in tx.
+func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string, after int) ([]Event, error) {
 	if s.schema < 5 {
-		return s.eventRows(ctx, tx, runID)
+		return s.eventRows(ctx, tx, runID, after)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, last, events FROM event_chunks WHERE run_id = ? ORDER BY seq`, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT seq, last, events FROM event_chunks WHERE run_id = ? AND last > ? ORDER BY seq`, runID, after)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +109,9 @@ func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string) ([]Event,
 			return nil, fmt.Errorf("events %d to %d: the chunk holds %d events", first, last, len(evs))
 		}
 		for k, e := range evs {
+			if first+k <= after {
+				continue
+			}
 			data := e.Data
 			if string(data) == "null" {
 				data = nil
@@ -119,10 +122,11 @@ func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string) ([]Event,
 	return out, errors.Join(rows.Err(), rows.Close())
 }
 
-// eventRows reads the run's timeline from a database of schema 4 or
-// older, opened read-only as it is: one row per event.
-func (s *SQLite) eventRows(ctx context.Context, tx *sql.Tx, runID string) ([]Event, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? ORDER BY seq`, runID)
+// eventRows reads the run's timeline after its event after from a
+// database of schema 4 or older, opened read-only as it is: one row per
+// event.
+func (s *SQLite) eventRows(ctx context.Context, tx *sql.Tx, runID string, after int) ([]Event, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq`, runID, after)
 	if err != nil {
 		return nil, err
 	}

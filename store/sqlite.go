@@ -376,10 +376,16 @@ var migrations = [][]string{
 			SELECT run_id, seq, seq, json_array(json_object('kind', kind, 'time', time, 'task_id', task_id, 'data', json(data))) FROM events`,
 		`DROP TABLE events`,
 	},
+	// 6: a request to cancel a run, made to the owner of its lease: when
+	// it was made, in Unix nanoseconds, or NULL for none. (A comment in an
+	// added column's text would end the table's schema text.)
+	{
+		`ALTER TABLE leases ADD COLUMN cancel INTEGER`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {
@@ -844,7 +850,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 
-	if rec.Events, err = s.events(ctx, tx, runID); err != nil {
+	if rec.Events, err = s.events(ctx, tx, runID, 0); err != nil {
 		return nil, err
 	}
 
@@ -990,7 +996,7 @@ func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(O
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (run_id, owner, pid, host, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
-				started = excluded.started, heartbeat = excluded.heartbeat`,
+				started = excluded.started, heartbeat = excluded.heartbeat, cancel = NULL`,
 			runID, o.ID, o.PID, o.Host, o.Started.UnixNano(), o.Heartbeat.UnixNano())
 		return err
 	})

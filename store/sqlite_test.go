@@ -425,7 +425,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 		versions = append(versions, v)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []int{1, 2, 3, 4, 5}, versions)
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, versions)
 
 	list, err := s.List(ctx)
 	require.NoError(t, err)

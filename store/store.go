@@ -133,6 +133,23 @@ type Store interface {
 	// ForgetProcesses forgets every process recorded for the run: those
 	// that are known to have ended, or were killed.
 	ForgetProcesses(ctx context.Context, runID string) error
+	// EventsAfter returns the run's events whose Seq is above after, in
+	// order: what was appended since a reader last read event after.
+	EventsAfter(ctx context.Context, runID string, after int) ([]Event, error)
+	// DeleteRun deletes the run with all it holds (plan versions, tasks,
+	// events, exchanges, lease, processes), atomically, unless another
+	// process owns it: when the run has an owner that dead does not report
+	// dead (nil: none is), it fails with an [*OwnedError] and deletes
+	// nothing. dead is called as in Acquire.
+	DeleteRun(ctx context.Context, runID string, dead func(Owner) bool) error
+	// RequestCancel asks o, the run's owner, to cancel the run: the
+	// owner's CancelRequested reports it from then on. It fails with
+	// [ErrNotOwner] when o does not hold the run's lease (any more). A
+	// request is for one owner: the next Acquire of the run forgets it.
+	RequestCancel(ctx context.Context, runID string, o Owner) error
+	// CancelRequested reports whether a cancel of the run was requested
+	// of o, its owner; [ErrNotOwner] when o does not hold the run's lease.
+	CancelRequested(ctx context.Context, runID string, o Owner) (bool, error)
 	Close() error
 }
 

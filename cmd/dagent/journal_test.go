@@ -117,7 +117,7 @@ func TestRunJournalsInTheWorkingDirectory(t *testing.T) {
 	code, stdout, stderr = dagent(t, "", "runs")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `(?m)^RUN\s+STARTED\s+STATUS\s+TASKS\s+PLAN$`, stdout)
-	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(id[1])+`\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+completed\s+3/3\s+Chain three steps$`, stdout)
+	assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(id[1])+`\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+\s+completed\s+3/3\s+Chain three steps$`, stdout)
 
 	code, stdout, stderr = dagent(t, "", "runs", "--format", "json")
 	require.Equal(t, exitOK, code, stderr)
@@ -169,7 +169,11 @@ func TestRunDatabaseFlags(t *testing.T) {
 	assert.Equal(t, []string{inEnv}, ids(), "$DAGENT_DB")
 	assert.Equal(t, []string{inFlag}, ids("--db", flag), "--db wins over $DAGENT_DB")
 
-	code, _, stderr = dagent(t, "", "runs", "--db", off)
+	// No journal is no runs; a run cannot be shown from it.
+	code, stdout, stderr := dagent(t, "", "runs", "--db", off)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "no runs: no journal at "+off+" yet\n", stdout)
+	code, _, stderr = dagent(t, "", "show", "r", "--db", off)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "dagent: no journal at "+off)
 }
@@ -531,7 +535,7 @@ func TestRunContinuesAJournaledRun(t *testing.T) {
 	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, 2, strings.Count(stdout, "\n"), "one run: %s", stdout)
-	assert.Regexp(t, regexp.QuoteMeta(doc["run_id"].(string))+`\s+\S+ \S+\s+completed\s+2/2`, stdout)
+	assert.Regexp(t, regexp.QuoteMeta(doc["run_id"].(string))+`\s+\S+ \S+ \S+\s+completed\s+2/2`, stdout)
 
 	// Another plan under a journaled id is refused before anything runs.
 	other := filepath.Join(dir, "other.json")
@@ -580,7 +584,7 @@ func TestReplayAMission(t *testing.T) {
 
 	code, stdout, stderr = dagent(t, "", "runs", "--db", db)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+\s+completed\s+1/1\s+Greet the user`, stdout, "the plan made in the run is journaled")
+	assert.Regexp(t, regexp.QuoteMeta(id)+`\s+\S+ \S+ \S+\s+completed\s+1/1\s+Greet the user`, stdout, "the plan made in the run is journaled")
 }
 
 // TestRunUnderAJournaledIDContinuesIt: dagent run --run-id of a journaled

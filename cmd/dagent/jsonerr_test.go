@@ -33,7 +33,7 @@ func TestJSONErrors(t *testing.T) {
 		{"run: no plan", []string{"run", in("missing.json")}, exitUsage, "read plan: " + in("missing.json") + " does not exist", 0},
 		{"run: bad flag value", []string{"run", in("ok.json"), "--schedule", "sideways"}, exitUsage, "", 0},
 		{"resume", []string{"resume", "x", "--db", noDB}, exitUsage, "", 0},
-		{"runs", []string{"runs", "--db", noDB}, exitUsage, "", 0},
+		{"runs", []string{"runs", "--db", noDB, "--limit", "-1"}, exitUsage, "", 0},
 		{"show", []string{"show", "x", "--db", noDB}, exitUsage, "", 0},
 		{"replay", []string{"replay", "x", "--db", noDB}, exitUsage, "", 0},
 		{"lint", []string{"lint", in("missing.json")}, exitUsage, "read plan: " + in("missing.json") + " does not exist", 0},

@@ -85,7 +85,7 @@ func TestRunsTellLiveFromInterrupted(t *testing.T) {
 			db, _ := crashedRun(t, "r1", tt.owner)
 			code, stdout, stderr := dagent(t, "", "runs", "--db", db)
 			require.Equal(t, exitOK, code, stderr)
-			assert.Regexp(t, `(?m)^r1\s+\S+ \S+\s+`+tt.status+`\s+1/3`, stdout)
+			assert.Regexp(t, `(?m)^r1\s+\S+ \S+ \S+\s+`+tt.status+`\s+1/3`, stdout)
 
 			code, stdout, stderr = dagent(t, "", "runs", "--db", db, "--format", "json")
 			require.Equal(t, exitOK, code, stderr)

@@ -10,6 +10,7 @@
 //	dagent runs                     list the journaled runs
 //	dagent show RUN                 show a run's tasks, outputs and events
 //	dagent resume RUN               continue a run that crashed, was cancelled or waits for review
+//	dagent cancel RUN               stop a run another process runs, as Ctrl-C there would
 //	dagent replay RUN               run a run again on its journal, without side effects, and compare
 //	dagent fmt PLAN                 print the canonical JSON of a plan
 //	dagent graph [--format F] PLAN  print the plan's phases and edges

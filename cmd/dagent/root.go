@@ -44,6 +44,6 @@ directly, 6 the planner asks a clarifying question, 130 (Ctrl-C) and 143
 	root.SetErr(stderr)
 	root.AddCommand(newRun(), newPlan(), newFmt(), newGraph(), newVerify(), newSchema(), newVersion())
 	root.AddCommand(newLint())
-	root.AddCommand(newRuns(), newShow(), newResume(), newReplay())
+	root.AddCommand(newRuns(), newShow(), newResume(), newReplay(), newCancel())
 	return root
 }

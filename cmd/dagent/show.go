@@ -17,25 +17,39 @@ import (
 	"github.com/spf13/cobra"
 )
 
+type showFlags struct {
+	db        dbFlags
+	format    string
+	task      string
+	noOutputs bool
+	follow    bool
+	utc       bool
+}
+
 func newShow() *cobra.Command {
-	var (
-		db     dbFlags
-		format string
-	)
+	var f showFlags
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show a journaled run: its tasks, outputs and timeline",
 		Long: `Show a run of the journal: its status, each task's status, attempts,
 duration and diagnosis, the output of every task that has one, and the
 timeline of its events (those of every resume included). RUN is a run id
-as dagent runs lists it, or enough of its beginning to name one run.
+as dagent runs lists it, or enough of its beginning to name one run. Times
+are in the local time zone, which the run's start names (--utc: in UTC).
 
 The run's status is running while its process, which owns it, is alive,
 and interrupted when that process died while it ran (the journal holds it
 as running); the owner is shown. A task's status is the one the journal
 committed; a task with none is pending, or — from the events — skipped
 (downstream of a failed gate) or running (in flight when the process
-stopped; a resume runs it again).
+stopped; a resume runs it again). A run waiting for review shows each
+review's prompt, what it reviews, and the command that resumes it.
+
+--task ID shows one task: its input, status, attempts, output, error,
+diagnosis and events. --no-outputs leaves the outputs out. --follow prints
+the timeline as the run's process appends to it, until the run ends (like
+tail -f; Ctrl-C stops following, not the run); with --format json, one
+event per line.
 
 --format json prints {"version" (1), "run_id", "status" (the journal's), "live" (a live
 process owns the run), "owner" ({"pid", "host", "started", "heartbeat"} or
@@ -45,12 +59,15 @@ null), "error", "created", "updated",
 "tasks": {ID: {"status", "attempts", "output", "error", "diagnosis",
 "started", "duration_ms", "usage", "committed"}}, "order": [task ids, the
 current plan's first, in plan order], "events": [{"seq", "kind", "time",
-"task_id", "data"}], "llm_exchanges"}.`,
+"task_id", "data"}], "llm_exchanges"}; with --task, {"run_id", "task_id",
+"input", "depends_on", and the task's fields and events}.`,
 		Example: `  dagent show 20250101T120000-1a2b3c4d
+  dagent show 20250101T12 --task report --no-outputs
+  dagent show 20250101T12 --follow
   dagent show 20250101T12 --format json | jq '.tasks.report.output'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openExisting(db)
+			s, err := openExisting(f.db)
 			if err != nil {
 				return err
 			}
@@ -59,14 +76,32 @@ current plan's first, in plan order], "events": [{"seq", "kind", "time",
 			if err != nil {
 				return notFound(args[0], err)
 			}
-			if format == "json" {
-				return encodeJSON(cmd.OutOrStdout(), showDoc(r))
+			w := cmd.OutOrStdout()
+			switch {
+			case f.follow:
+				return follow(cmd, s, r, f)
+			case f.task != "" && f.format == "json":
+				doc, err := taskDoc(r, f.task, f.noOutputs)
+				if err != nil {
+					return err
+				}
+				return encodeJSON(w, doc)
+			case f.task != "":
+				return writeTask(w, r, f)
+			case f.format == "json":
+				return encodeJSON(w, showDoc(r, f.noOutputs))
 			}
-			return writeShow(cmd.OutOrStdout(), r)
+			return writeShow(w, r, f)
 		},
 	}
-	db.register(cmd, false)
-	formatFlag(cmd, &format)
+	f.db.register(cmd, false)
+	formatFlag(cmd, &f.format)
+	fl := cmd.Flags()
+	fl.StringVar(&f.task, "task", "", "show the task `ID` only: its input, output, attempts, error, diagnosis and events")
+	fl.BoolVar(&f.noOutputs, "no-outputs", false, "leave the tasks' outputs out")
+	fl.BoolVar(&f.follow, "follow", false, "print the run's events as they are journaled, until the run ends")
+	fl.BoolVar(&f.utc, "utc", false, "print times in UTC rather than the local time zone")
+	cmd.MarkFlagsMutuallyExclusive("follow", "task")
 	return cmd
 }
 
@@ -131,7 +166,7 @@ func textOrNil(s string) *string {
 
 // showDoc is the JSON document of r. Its "options" are the run's spec
 // document, and its "plan" the plan the run started with.
-func showDoc(r *durable.Run) jsonShow {
+func showDoc(r *durable.Run, noOutputs bool) jsonShow {
 	rec, first := r.Record, r.Spec.Plan
 	if len(r.Plans) > 0 {
 		first = r.Plans[0]
@@ -144,7 +179,7 @@ func showDoc(r *durable.Run) jsonShow {
 	}
 	for id, v := range r.Tasks {
 		jt := jsonShowTask{
-			Status: v.Status, Attempts: v.Attempts, Output: rawOrNull(v.Output), Error: textOrNil(v.Error), Diagnosis: v.Diagnosis,
+			Status: v.Status, Attempts: v.Attempts, Output: outputOrNull(v.Output, noOutputs), Error: textOrNil(v.Error), Diagnosis: v.Diagnosis,
 			Started: timeOrNil(v.Started), DurationMS: v.Duration.Milliseconds(), Usage: v.Tokens,
 		}
 		if v.Committed {
@@ -153,20 +188,73 @@ func showDoc(r *durable.Run) jsonShow {
 		doc.Tasks[id] = jt
 	}
 	for _, e := range rec.Events {
-		doc.Events = append(doc.Events, jsonEvent{Seq: e.Seq, Kind: e.Kind, Time: e.Time, TaskID: e.TaskID, Data: e.Data})
+		doc.Events = append(doc.Events, eventDoc(e))
 	}
 	return doc
 }
 
-func writeShow(w io.Writer, r *durable.Run) error {
+func eventDoc(e store.Event) jsonEvent {
+	return jsonEvent{Seq: e.Seq, Kind: e.Kind, Time: e.Time, TaskID: e.TaskID, Data: e.Data}
+}
+
+// outputOrNull is an output in the JSON documents: null when left out.
+func outputOrNull(b json.RawMessage, leftOut bool) json.RawMessage {
+	if leftOut {
+		return json.RawMessage("null")
+	}
+	return rawOrNull(b)
+}
+
+func writeShow(w io.Writer, r *durable.Run, f showFlags) error {
+	live, err := writeHeader(w, r, f.utc)
+	if err != nil {
+		return err
+	}
+	status, _ := liveStatus(string(r.Status), r.Record.Owner)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
+	for _, id := range r.Order {
+		v := r.Tasks[id]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), prose.Excerpt(taskWhy(v, live, status), 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !f.noOutputs {
+		for _, id := range r.Order {
+			if out := r.Tasks[id].Output; len(out) > 0 && string(out) != "null" {
+				fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(out), "\n"))
+			}
+		}
+	}
+	if r.Status == durable.StatusWaiting {
+		writeReviews(w, r, f.noOutputs)
+	}
+
+	if len(r.Record.Events) > 0 {
+		fmt.Fprintf(w, "\nEVENTS\n")
+	}
+	tl := timeline{runID: r.ID, utc: f.utc}
+	for _, e := range r.Record.Events {
+		if err := tl.write(w, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeHeader prints the run's status and settings, and says whether a
+// live process owns it.
+func writeHeader(w io.Writer, r *durable.Run, utc bool) (live bool, err error) {
 	status, live := liveStatus(string(r.Status), r.Record.Owner)
 	fmt.Fprintf(w, "run %s  %s\n", r.ID, status)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "started\t%s\n", r.Created.Local().Format(time.DateTime))
-	fmt.Fprintf(tw, "updated\t%s (%s later)\n", r.Updated.Local().Format(time.DateTime), round(r.Updated.Sub(r.Created)))
+	fmt.Fprintf(tw, "started\t%s\n", stamp(r.Created, utc))
+	fmt.Fprintf(tw, "updated\t%s (%s later)\n", stamp(r.Updated, utc), round(r.Updated.Sub(r.Created)))
 	switch o := r.Record.Owner; {
 	case live:
-		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, o.Started.Local().Format(time.DateTime), round(time.Since(o.Heartbeat)))
+		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, stamp(o.Started, utc), round(time.Since(o.Heartbeat)))
 	case status == statusInterrupted:
 		fmt.Fprintf(tw, "owner\tnone alive: its process died while it ran; dagent resume %s goes on with it\n", r.ID)
 	}
@@ -182,65 +270,61 @@ func writeShow(w io.Writer, r *durable.Run) error {
 	if n := len(r.Record.Exchanges); n > 0 {
 		fmt.Fprintf(tw, "llm\t%s recorded\n", prose.Plural(n, "exchange"))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return live, tw.Flush()
+}
 
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
-	for _, id := range r.Order {
-		v := r.Tasks[id]
-		why := v.Diagnosis
-		if why == "" && v.Status != string(runner.TaskDone) {
-			why = v.Error
-		}
-		if !v.Committed && v.Status == string(runner.TaskRunning) {
-			switch {
-			case live:
-				why = "running"
-			case status == statusInterrupted:
-				why = "in flight when the process died; a resume runs it again"
-			default:
-				why = "in flight when the run stopped; a resume runs it again"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), prose.Excerpt(why, 80))
+// taskWhy is what the task table says of a task: its diagnosis, its
+// error, or why it is running.
+func taskWhy(v durable.TaskView, live bool, status string) string {
+	why := v.Diagnosis
+	if why == "" && v.Status != string(runner.TaskDone) {
+		why = v.Error
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, id := range r.Order {
-		if out := r.Tasks[id].Output; len(out) > 0 && string(out) != "null" {
-			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(out), "\n"))
-		}
-	}
-
-	if len(r.Record.Events) > 0 {
-		fmt.Fprintf(w, "\nEVENTS\n")
-	}
-	starts, last := 0, runner.EventKind("")
-	for _, e := range r.Record.Events {
-		ev, err := e.Runner(r.ID)
-		if err != nil {
-			return err
-		}
-		line := eventLine(ev)
+	if !v.Committed && v.Status == string(runner.TaskRunning) {
 		switch {
-		// A run starts again when a repair plan runs, or when it is
-		// resumed.
-		case ev.Kind == runner.EventRunStarted && last == executor.EventRepairAdopted:
-			line = "run of a repair plan started"
-		case ev.Kind == runner.EventRunStarted:
-			if line = "run started"; starts > 0 {
-				line = "run resumed"
-			}
-			starts++
-		case ev.Kind == runner.EventRunFinished && ev.Err != nil:
-			line += ": " + prose.Excerpt(ev.Err.Error(), 100)
+		case live:
+			why = "running"
+		case status == statusInterrupted:
+			why = "in flight when the process died; a resume runs it again"
+		default:
+			why = "in flight when the run stopped; a resume runs it again"
 		}
-		last = ev.Kind
-		fmt.Fprintf(w, "%4d  %s  %s\n", e.Seq, e.Time.Local().Format("15:04:05.000"), line)
 	}
-	return nil
+	return why
+}
+
+// timeline prints a run's events one by one, as show does.
+type timeline struct {
+	runID  string
+	utc    bool
+	starts int
+	last   runner.EventKind
+}
+
+func (tl *timeline) write(w io.Writer, e store.Event) error {
+	ev, err := e.Runner(tl.runID)
+	if err != nil {
+		return err
+	}
+	line := eventLine(ev)
+	switch {
+	// A run starts again when a repair plan runs, or when it is
+	// resumed.
+	case ev.Kind == runner.EventRunStarted && tl.last == executor.EventRepairAdopted:
+		line = "run of a repair plan started"
+	case ev.Kind == runner.EventRunStarted:
+		if line = "run started"; tl.starts > 0 {
+			line = "run resumed"
+		}
+		tl.starts++
+	case ev.Kind == runner.EventRunFinished && ev.Err != nil:
+		line += ": " + prose.Excerpt(ev.Err.Error(), 100)
+	}
+	tl.last = ev.Kind
+	t := e.Time.Local()
+	if tl.utc {
+		t = e.Time.UTC()
+	}
+	_, err = fmt.Fprintf(w, "%4d  %s  %s\n", e.Seq, t.Format("15:04:05.000"), line)
+	return err
 }

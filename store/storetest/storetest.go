@@ -58,6 +58,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseTakeover", testLeaseTakeover},
 		{"LeaseRace", testLeaseRace},
 		{"Processes", testProcesses},
+		{"EventsAfter", testEventsAfter},
+		{"DeleteRun", testDeleteRun},
+		{"CancelRequest", testCancelRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
@@ -886,4 +889,131 @@ func testProcesses(t *testing.T, open func(*testing.T) store.Store) {
 	assert.Empty(t, load(t, s, "r").Processes)
 	assert.Len(t, load(t, s, "other").Processes, 1, "another run's processes are kept")
 	require.NoError(t, s.ForgetProcesses(ctx, "r"), "forgetting nothing is no error")
+}
+
+// A reader of a run's events reads those after the last it saw, whatever
+// the transactions that appended them.
+func testEventsAfter(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	create(t, s, newRun("other"))
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	ev := func(kind string) store.Event {
+		return store.Event{Kind: kind, Time: at, TaskID: "a", Data: json.RawMessage(`{"n":1}`)}
+	}
+	got, err := s.EventsAfter(ctx, "r", 0)
+	require.NoError(t, err)
+	assert.Empty(t, got, "a new run has no events")
+	require.NoError(t, s.AppendEvents(ctx, "r", []store.Event{ev("e1"), ev("e2"), ev("e3")}))
+	require.NoError(t, s.AppendEvents(ctx, "other", []store.Event{ev("x")}))
+	require.NoError(t, s.CommitBatch(ctx, "r", store.Batch{Events: []store.Event{ev("e4"), ev("e5")}}))
+	for _, tc := range []struct {
+		after int
+		want  []string
+	}{
+		{0, []string{"e1", "e2", "e3", "e4", "e5"}},
+		{1, []string{"e2", "e3", "e4", "e5"}},
+		{3, []string{"e4", "e5"}},
+		{4, []string{"e5"}},
+		{5, nil},
+		{9, nil},
+	} {
+		got, err := s.EventsAfter(ctx, "r", tc.after)
+		require.NoError(t, err)
+		var kinds []string
+		for k, e := range got {
+			kinds = append(kinds, e.Kind)
+			assert.Equal(t, tc.after+k+1, e.Seq, "after %d", tc.after)
+			assert.Equal(t, "a", e.TaskID)
+			jsonEq(t, json.RawMessage(`{"n":1}`), e.Data, "data")
+			sameTime(t, at, e.Time, "time")
+		}
+		assert.Equal(t, tc.want, kinds, "after %d", tc.after)
+	}
+	_, err = s.EventsAfter(ctx, "nope", 0)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// A run is deleted with all it holds, unless a live owner holds it.
+func testDeleteRun(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	create(t, s, newRun("kept"))
+	require.NoError(t, s.CommitPlan(ctx, "r", store.PlanVersion{Plan: planJSON("a")}))
+	require.NoError(t, s.CommitTask(ctx, "r", store.Task{ID: "a", Status: "done", Output: json.RawMessage(`1`)}))
+	require.NoError(t, s.AppendEvents(ctx, "r", []store.Event{{Kind: "run_started", Time: time.Now()}}))
+	require.NoError(t, s.RecordExchange(ctx, "r", "k", json.RawMessage(`{}`)))
+	require.NoError(t, s.RecordProcess(ctx, "r", store.Process{TaskID: "a", Attempt: 1, PGID: 7, Host: "h"}))
+	a := owner("a")
+	require.NoError(t, s.Acquire(ctx, "r", a, nil))
+
+	err := s.DeleteRun(ctx, "r", nil)
+	var owned *store.OwnedError
+	require.ErrorAs(t, err, &owned, "a run with an owner is kept")
+	assert.Equal(t, a.ID, owned.Owner.ID)
+	assert.ErrorIs(t, s.DeleteRun(ctx, "r", func(store.Owner) bool { return false }), store.ErrOwned)
+	assert.Equal(t, a.ID, load(t, s, "r").Owner.ID, "a refusal changes nothing")
+
+	require.NoError(t, s.DeleteRun(ctx, "r", func(o store.Owner) bool { return o.ID == a.ID }), "a dead owner's run is deleted")
+	_, err = s.Load(ctx, "r")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.EventsAfter(ctx, "r", 0)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "kept", list[0].ID)
+	assert.ErrorIs(t, s.DeleteRun(ctx, "r", nil), store.ErrNotFound)
+
+	create(t, s, newRun("r"))
+	rec := load(t, s, "r")
+	assert.Empty(t, rec.Plans, "nothing of the deleted run is left")
+	assert.Empty(t, rec.Tasks)
+	assert.Empty(t, rec.Events)
+	assert.Empty(t, rec.Exchanges)
+	assert.Empty(t, rec.Processes)
+	assert.Nil(t, rec.Owner)
+	require.NoError(t, s.DeleteRun(ctx, "r", nil), "a run without an owner is deleted")
+}
+
+// A cancel is requested of the run's owner, which sees it until the run
+// is acquired again.
+func testCancelRequest(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	create(t, s, newRun("r"))
+	create(t, s, newRun("other"))
+	a, b := owner("a"), owner("b")
+	assert.ErrorIs(t, s.RequestCancel(ctx, "r", a), store.ErrNotOwner, "a run without an owner")
+	require.NoError(t, s.Acquire(ctx, "r", a, nil))
+	require.NoError(t, s.Acquire(ctx, "other", b, nil))
+	req, err := s.CancelRequested(ctx, "r", a)
+	require.NoError(t, err)
+	assert.False(t, req)
+	assert.ErrorIs(t, s.RequestCancel(ctx, "r", b), store.ErrNotOwner, "b does not own r")
+
+	require.NoError(t, s.RequestCancel(ctx, "r", a))
+	require.NoError(t, s.RequestCancel(ctx, "r", a), "a second request is one")
+	req, err = s.CancelRequested(ctx, "r", a)
+	require.NoError(t, err)
+	assert.True(t, req)
+	req, err = s.CancelRequested(ctx, "other", b)
+	require.NoError(t, err)
+	assert.False(t, req, "the request is for one run")
+	require.NoError(t, s.Heartbeat(ctx, "r", a))
+	req, err = s.CancelRequested(ctx, "r", a)
+	require.NoError(t, err)
+	assert.True(t, req, "a heartbeat keeps the request")
+
+	_, err = s.CancelRequested(ctx, "r", b)
+	assert.ErrorIs(t, err, store.ErrNotOwner)
+	require.NoError(t, s.Acquire(ctx, "r", b, func(store.Owner) bool { return true }))
+	req, err = s.CancelRequested(ctx, "r", b)
+	require.NoError(t, err)
+	assert.False(t, req, "a new owner starts without the request")
+	_, err = s.CancelRequested(ctx, "r", a)
+	assert.ErrorIs(t, err, store.ErrNotOwner, "the replaced owner")
+
+	_, err = s.CancelRequested(ctx, "nope", a)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.ErrorIs(t, s.RequestCancel(ctx, "nope", a), store.ErrNotFound)
 }
