@@ -160,3 +160,11 @@ func ExampleDescribe() {
 	// true critical structure
 	// The dependencies form a cycle
 }
+
+func ExampleReport_Without() {
+	rep := critic.ReviewSource([]byte(`{"tasks": [{"id": "a", "agent": "crawler", "input": "List the files of the repository"}]}`))
+	quiet := rep.Without(func(is critic.Issue) bool { return is.Check == "unknown_agent" })
+	fmt.Println(len(rep.Issues), len(quiet.Issues), quiet.Summary)
+	// Output:
+	// 1 0 The plan looks good: no issues found.
+}

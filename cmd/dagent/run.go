@@ -205,7 +205,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	reg, digest, err := loadCatalog(cmd, f.registry)
+	reg, digest, src, err := loadResolved(cmd, f.registry, path)
 	if err != nil {
 		return err
 	}
@@ -218,14 +218,15 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
-	if f.registry != "" {
-		if spec.Catalog, err = filepath.Abs(f.registry); err != nil {
+	if src.path != "" {
+		if spec.Catalog, err = filepath.Abs(src.path); err != nil {
 			return err
 		}
 	}
 	if path != "" {
 		// The plan is checked once, against the catalog, when it starts.
 		if spec.Plan, err = parse(cmd, path, catalog(reg)...); err != nil {
+			hintNoRegistry(cmd, src, err)
 			return err
 		}
 	}
@@ -278,7 +279,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if errors.Is(err, durable.ErrRunExists) {
 		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
 	}
-	return view.print(out, err)
+	perr := view.print(out, err)
+	hintNoRegistry(cmd, src, err)
+	return perr
 }
 
 // runView prints a run of dagent run or resume: its progress and how it
