@@ -27,7 +27,8 @@ var fixedCategories = []string{"parse", "structure", "limits"}
 type checkSet map[string]bool // check → disabled
 
 // apply disables, then enables, the named checks: "disable: [all],
-// enable: [cycle]" keeps one check. where names the list in errors.
+// enable: [cycle]" keeps one check. where prefixes the list's name in
+// errors ("--" for the flags).
 func (s checkSet) apply(disable, enable []string, where string) error {
 	for _, list := range []struct {
 		names []string
@@ -37,7 +38,7 @@ func (s checkSet) apply(disable, enable []string, where string) error {
 		for _, name := range list.names {
 			names, err := checkNames(name)
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", where, list.key, err)
+				return fmt.Errorf("%s%s: %w", where, list.key, err)
 			}
 			for _, n := range names {
 				s[n] = list.off
@@ -85,7 +86,7 @@ func settingsFor(cmd commandFlags, f lintFlags, cfg *projectConfig) (lintSetting
 	s := lintSettings{failOn: f.failOn, maxIssues: f.maxIssues, disabled: checkSet{}, config: cfg}
 	if cfg != nil {
 		lc := cfg.Lint
-		if err := s.disabled.apply(lc.Disable, lc.Enable, cfg.path+": lint:"); err != nil {
+		if err := s.disabled.apply(lc.Disable, lc.Enable, cfg.path+": lint: "); err != nil {
 			return s, err
 		}
 		if lc.FailOn != "" && !cmd.Changed("fail-on") {
