@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
@@ -25,6 +26,7 @@ type lintFlags struct {
 	enable    []string
 	disable   []string
 	maxIssues int
+	onlyPlans bool
 }
 
 func newLint() *cobra.Command {
@@ -84,6 +86,7 @@ read, a glob that matches nothing, a bad flag). --fail-on never always exits
 	fl.StringVar(&f.failOn, "fail-on", string(critic.Critical), "exit 1 when an issue of this severity or worse is found: critical, warning, info or never")
 	fl.StringSliceVar(&f.enable, "enable", nil, "report `CHECK` even if the configuration file disables it (repeatable, or comma-separated)")
 	fl.StringSliceVar(&f.disable, "disable", nil, "do not report `CHECK` (repeatable, or comma-separated; all: every check that may be disabled)")
+	fl.BoolVar(&f.onlyPlans, "only-plans", false, "skip the named *.json files that are not plans, as a directory argument does (for hooks handed every changed JSON file)")
 	fl.IntVar(&f.maxIssues, "max-issues", 0, "print at most `N` issues per file, the worst first (0: all); the exit status counts every issue")
 	return cmd
 }
@@ -96,6 +99,11 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	paths, err := lintPaths(args)
 	if err != nil {
 		return err
+	}
+	if f.onlyPlans {
+		paths = slices.DeleteFunc(paths, func(p string) bool {
+			return p != report.Stdin && filepath.Ext(p) == ".json" && !isPlanFile(p)
+		})
 	}
 	// Every file is read before anything is printed, so that an I/O error
 	// does not leave a partial report behind.
