@@ -272,6 +272,11 @@ func TestLintDirectories(t *testing.T) {
 	}
 	assert.Equal(t, []string{"b.json", "deeper/c.json"}, got)
 
+	// Named files are reviewed, unless --only-plans skips what is not a
+	// plan, as a hook handed every changed JSON file needs.
+	assert.Equal(t, []string{"package.json", "a.json"}, paths(filepath.Join(dir, "package.json"), filepath.Join(dir, "a.json")))
+	assert.Equal(t, []string{"a.json"}, paths("--only-plans", filepath.Join(dir, "package.json"), filepath.Join(dir, "a.json")))
+
 	code, _, stderr = dagent(t, "", "lint", filepath.Join(dir, "testdata", "..", "node_modules"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "no plan under")
