@@ -20,8 +20,14 @@ const allChecks = "all"
 // fixedCategories are the rule categories whose checks cannot be
 // disabled: a plan with such an issue does not run at all, and dagent run
 // refuses it whatever lint says, as golangci-lint will not disable
-// typecheck.
+// typecheck. unknown_key is of the parse category but the plan runs
+// without the key, so it may be disabled.
 var fixedCategories = []string{"parse", "structure", "limits"}
+
+// fixed reports whether the check of rule r cannot be disabled.
+func fixed(r critic.Rule) bool {
+	return slices.Contains(fixedCategories, r.Category) && r.Check != critic.CheckUnknownKey
+}
 
 // checkSet is which checks lint reports: all but the disabled ones.
 type checkSet map[string]bool // check → disabled
@@ -54,7 +60,7 @@ func checkNames(name string) ([]string, error) {
 	if name == allChecks {
 		var names []string
 		for _, r := range critic.Rules() {
-			if !slices.Contains(fixedCategories, r.Category) {
+			if !fixed(r) {
 				names = append(names, r.Check)
 			}
 		}
@@ -64,7 +70,7 @@ func checkNames(name string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown check %q; the checks are listed in docs/lint.md", name)
 	}
-	if slices.Contains(fixedCategories, r.Category) {
+	if fixed(r) {
 		return nil, fmt.Errorf("check %q cannot be disabled: a plan with it does not run", name)
 	}
 	return []string{name}, nil
@@ -131,7 +137,7 @@ func (s *lintSettings) silenced(path string, is critic.Issue) bool {
 	if s.disabled[is.Check] {
 		return true
 	}
-	if r, ok := critic.Describe(is.Check); ok && slices.Contains(fixedCategories, r.Category) {
+	if r, ok := critic.Describe(is.Check); ok && fixed(r) {
 		return false
 	}
 	for _, r := range s.exclude {
