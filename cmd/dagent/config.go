@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
@@ -63,6 +64,9 @@ type excludeRule struct {
 	Checks []string `yaml:"checks"`
 }
 
+// goType is how yaml.v3 says a key is not a field of a Go type.
+var goType = regexp.MustCompile(`not found in type \S+`)
+
 // findConfig returns the .dagent.yaml file of dir or of the nearest
 // directory above it that has one, or nil.
 func findConfig(dir string) (*projectConfig, error) {
@@ -94,7 +98,10 @@ func readConfig(path string) (*projectConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		// yaml names the Go type a key is not a field of; the user knows
+		// the file.
+		msg := goType.ReplaceAllString(err.Error(), "is not a key of "+configName)
+		return nil, fmt.Errorf("config %s: %s", path, msg)
 	}
 	return c, nil
 }

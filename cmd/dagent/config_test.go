@@ -213,7 +213,7 @@ func TestLintConfigErrors(t *testing.T) {
 		{"unknown check", "", []string{"--disable", "disconnected_flwo"}, `dagent: --disable: unknown check "disconnected_flwo"; the checks are listed in docs/lint.md`},
 		{"a check that cannot be disabled in the file", "lint:\n  disable: [missing_dependency]\n", nil, `: lint: disable: check "missing_dependency" cannot be disabled`},
 		{"a check that cannot be disabled", "", []string{"--disable", "cycle"}, `dagent: --disable: check "cycle" cannot be disabled: a plan with it does not run`},
-		{"a key the file does not know", "lint:\n  disabled: [disconnected_flow]\n", nil, "field disabled not found in type main.lintConfig"},
+		{"a key the file does not know", "lint:\n  disabled: [disconnected_flow]\n", nil, "line 2: field disabled is not a key of .dagent.yaml"},
 		{"an exclude rule without checks", "lint:\n  exclude:\n    - task: a\n", nil, "lint: exclude: a rule needs checks"},
 		{"negative max-issues", "", []string{"--max-issues", "-1"}, "dagent: --max-issues must not be negative"},
 	}
