@@ -182,3 +182,11 @@ func ExampleGate() {
 	// critical: refuses false
 	// warning: refuses true
 }
+
+func ExampleReport_Without() {
+	rep := critic.ReviewSource([]byte(`{"tasks": [{"id": "a", "agent": "crawler", "input": "List the files of the repository"}]}`))
+	quiet := rep.Without(func(is critic.Issue) bool { return is.Check == "unknown_agent" })
+	fmt.Println(len(rep.Issues), len(quiet.Issues), quiet.Summary)
+	// Output:
+	// 1 0 The plan looks good: no issues found.
+}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/critic/report"
+	"github.com/dagent-dev/dagent/plan"
 	"github.com/spf13/cobra"
 )
 
@@ -18,9 +20,13 @@ import (
 const failNever = "never"
 
 type lintFlags struct {
-	format   string
-	registry string
-	failOn   string
+	format    string
+	registry  string
+	failOn    string
+	enable    []string
+	disable   []string
+	maxIssues int
+	onlyPlans bool
 }
 
 func newLint() *cobra.Command {
@@ -37,8 +43,20 @@ name, the task and field it is about, its line and column, and a
 recommendation; every file gets a score from 1 to 10.
 
 PLAN is a path, a glob (quoted or not: "plans/*.json"; ** is not supported),
-or - for standard input; give as many as you like. A text that is not a plan
-at all is not an error: it is reported as a critical issue of that file.
+a directory (its *.json plans), DIR/... or ./... (the *.json plans under it,
+skipping testdata, vendor, node_modules and directories starting with . or
+_), or - for standard input; give as many as you like. In a directory, valid
+JSON that has no task list at its top (no "tasks", "steps", "workflow",
+"phases" or "plan" key) is not a plan and is skipped. A text named as a plan
+that is not one is not an error: it is reported as a critical issue of that
+file.
+
+Each plan's registry is --registry, else $DAGENT_REGISTRY, else registry: in
+the .dagent.yaml found in the plan's directory or above, else registry.yaml
+beside the plan; with none, the agents the plan does not define are taken as
+host workers, with a note on standard error. The same .dagent.yaml tunes
+lint (lint: enable, disable, fail-on, max-issues, exclude); flags override
+it. See docs/lint.md.
 
 Formats: text (grouped by file and task, for people), json ({"files": [{"path",
 "score", "summary", "issues": [{"check", "severity", "task_id", "field",
@@ -52,6 +70,8 @@ Exit codes: 0 no issue at or above --fail-on in any file, 1 some file has one
 read, a glob that matches nothing, a bad flag). --fail-on never always exits
 0 once every file was read.`,
 		Example: `  dagent lint plan.json
+  dagent lint ./...
+  dagent lint --disable optimism_bias,parallel_explosion --max-issues 20 plans/
   dagent lint --fail-on warning 'plans/*.json' 'plans/*/*.json'
   dagent lint --registry registry.yaml --format sarif plans/*.json > dagent.sarif
   llm-tool "write a plan" | dagent lint -
@@ -64,6 +84,10 @@ read, a glob that matches nothing, a bad flag). --fail-on never always exits
 	fl.StringVarP(&f.format, "format", "f", string(report.Text), "output format: text, json, sarif or github")
 	fl.StringVar(&f.registry, "registry", "", "registry file (YAML or JSON) of the workers tasks may name")
 	fl.StringVar(&f.failOn, "fail-on", string(critic.Critical), "exit 1 when an issue of this severity or worse is found: critical, warning, info or never")
+	fl.StringSliceVar(&f.enable, "enable", nil, "report `CHECK` even if the configuration file disables it (repeatable, or comma-separated)")
+	fl.StringSliceVar(&f.disable, "disable", nil, "do not report `CHECK` (repeatable, or comma-separated; all: every check that may be disabled)")
+	fl.BoolVar(&f.onlyPlans, "only-plans", false, "skip the named *.json files that are not plans, as a directory argument does (for hooks handed every changed JSON file)")
+	fl.IntVar(&f.maxIssues, "max-issues", 0, "print at most `N` issues per file, the worst first (0: all); the exit status counts every issue")
 	return cmd
 }
 
@@ -72,33 +96,26 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	if err != nil {
 		return err
 	}
-	var failOn critic.Severity
-	if f.failOn != failNever {
-		if failOn, err = critic.ParseSeverity(f.failOn); err != nil {
-			return fmt.Errorf("unknown --fail-on level %q: use critical, warning, info or never", f.failOn)
-		}
-	}
 	paths, err := lintPaths(args)
 	if err != nil {
 		return err
 	}
-	reg, err := loadRegistry(cmd, f.registry)
-	if err != nil {
-		return err
-	}
-	var opts []critic.Option
-	if reg != nil {
-		opts = append(opts, critic.WithCatalog(reg))
+	if f.onlyPlans {
+		paths = slices.DeleteFunc(paths, func(p string) bool {
+			return p != report.Stdin && filepath.Ext(p) == ".json" && !isPlanFile(p)
+		})
 	}
 	// Every file is read before anything is printed, so that an I/O error
 	// does not leave a partial report behind.
 	files := make([]report.File, 0, len(paths))
+	failed := false
 	for _, path := range paths {
-		data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
+		file, fails, err := lintFile(cmd, path, f)
 		if err != nil {
 			return err
 		}
-		files = append(files, report.File{Path: path, Report: critic.ReviewSource(data, opts...)})
+		files = append(files, file)
+		failed = failed || fails
 	}
 
 	// The working directory is the repository's root in CI.
@@ -122,15 +139,59 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	if _, err := out.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if failOn == "" {
-		return nil
-	}
-	for _, file := range files {
-		if file.Report.Has(failOn) {
-			return exitCode(exitInvalid)
-		}
+	if failed {
+		return exitCode(exitInvalid)
 	}
 	return nil
+}
+
+// lintFile reviews the plan at path with its registry and its project
+// configuration file under the flags, and returns the report and whether
+// it fails the --fail-on level. Issues past --max-issues are left out of
+// the report with a line on stderr, and still count for the exit status.
+func lintFile(cmd *cobra.Command, path string, f lintFlags) (report.File, bool, error) {
+	file := report.File{Path: path}
+	cfg, err := findConfig(planDir(path))
+	if err != nil {
+		return file, false, err
+	}
+	set, err := settingsFor(cmd.Flags(), f, cfg)
+	if err != nil {
+		return file, false, err
+	}
+	var failOn critic.Severity
+	if set.failOn != failNever {
+		if failOn, err = critic.ParseSeverity(set.failOn); err != nil {
+			return file, false, fmt.Errorf("unknown --fail-on level %q: use critical, warning, info or never", set.failOn)
+		}
+	}
+	reg, _, src, err := loadResolved(cmd, f.registry, path)
+	if err != nil {
+		return file, false, err
+	}
+	data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
+	if err != nil {
+		return file, false, err
+	}
+	var opts []critic.Option
+	if src.path != "" {
+		opts = append(opts, critic.WithCatalog(reg))
+	} else if p, _ := plan.Parse(data); p != nil {
+		agents := undefinedAgents(p)
+		opts = append(opts, critic.WithWorkers(agents...))
+		name := path
+		if path == report.Stdin {
+			name = "<stdin>"
+		}
+		unchecked(cmd, name+": ", agents)
+	}
+	file.Report = critic.ReviewSource(data, opts...)
+	file.Report = file.Report.Without(func(is critic.Issue) bool { return set.silenced(path, is) })
+	failed := failOn != "" && file.Report.Has(failOn)
+	if left := capIssues(&file.Report, set.maxIssues); left > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d more issues not shown (--max-issues %d)\n", path, left, set.maxIssues)
+	}
+	return file, failed, nil
 }
 
 // lintPaths expands the arguments into the files to review, in argument
@@ -159,6 +220,14 @@ func lintPaths(args []string) ([]string, error) {
 			}
 			stdin = true
 			add(arg)
+		case arg == "..." || strings.HasSuffix(arg, "/..."):
+			if err := addDir(strings.TrimSuffix(strings.TrimSuffix(arg, "..."), "/"), true, arg, add); err != nil {
+				return nil, err
+			}
+		case isDir(arg):
+			if err := addDir(arg, false, arg, add); err != nil {
+				return nil, err
+			}
 		case !hasGlobMeta(arg):
 			add(arg)
 		default:
@@ -188,6 +257,36 @@ func lintPaths(args []string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// addDir adds the plans of dir ("" for the working directory), with
+// recursive those of its subdirectories too; arg, as given, names it in
+// errors. A directory without a plan is a usage error, as a glob that
+// matches nothing is.
+func addDir(dir string, recursive bool, arg string, add func(string)) error {
+	if dir == "" {
+		dir = "."
+	}
+	if !isDir(dir) {
+		return fmt.Errorf("lint: %s is not a directory", dir)
+	}
+	found, err := planFiles(dir, recursive)
+	if err != nil {
+		return fmt.Errorf("lint: %w", err)
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("lint: no plan under %q", arg)
+	}
+	for _, p := range found {
+		add(p)
+	}
+	return nil
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // hasGlobMeta reports whether path holds a character filepath.Match

@@ -21,7 +21,7 @@ var lintSet = []string{"testdata/lint/good.json", "testdata/lint/mixed.json", "t
 
 const (
 	mixedPlan    = "testdata/lint/mixed.json"
-	lintRegistry = "testdata/lint/registry.yaml"
+	lintRegistry = "testdata/lint/workers.yaml"
 	// warningPlan has a warning and nothing worse; infoPlan an info only.
 	warningPlan = `{"tasks": [{"id": "a", "input": "Write an outline.", "on_failure": "retry", "max_retries": 0}]}`
 	infoPlan    = `{"tasks": [{"id": "a", "input": "Write an outline."}, {"id": "b", "input": "Expand {{results.a}}.", "depends_on": ["a"]}, {"id": "c", "input": "Pick a title."}]}`
@@ -156,7 +156,7 @@ func TestLintUsageAndIOErrors(t *testing.T) {
 	}{
 		{"missing file", []string{"lint", "no/such/plan.json"}, exitUsage, "dagent: read plan: no/such/plan.json does not exist\n"},
 		{"missing file after good ones prints nothing", []string{"lint", "testdata/lint/good.json", mixedPlan, "no/such/plan.json"}, exitUsage, "dagent: read plan: no/such/plan.json does not exist\n"},
-		{"a directory", []string{"lint", "testdata/lint"}, exitUsage, "dagent: read testdata/lint: is a directory\n"},
+		{"a directory without plans", []string{"lint", "../../docs"}, exitUsage, "dagent: lint: no plan under \"../../docs\"\n"},
 		{"glob matching nothing", []string{"lint", "testdata/lint/good.json", "testdata/lint/*.yml"}, exitUsage, "dagent: lint: no file matches \"testdata/lint/*.yml\"\n"},
 		{"bad glob", []string{"lint", "testdata/lint/[.json"}, exitUsage, "dagent: lint: bad glob \"testdata/lint/[.json\": syntax error in pattern\n"},
 		{"stdin twice", []string{"lint", "-", "-"}, exitUsage, "dagent: lint: standard input (-) can be read only once\n"},
@@ -186,17 +186,24 @@ func TestLintInvalidRegistry(t *testing.T) {
 }
 
 func TestLintRegistry(t *testing.T) {
-	_, without, _ := lintJSONOut(t, "", mixedPlan)
-	code, with, stderr := lintJSONOut(t, "", "--registry", lintRegistry, mixedPlan)
-	require.Equal(t, exitInvalid, code, stderr)
-	assert.Contains(t, checksOf(without.Files[0]), "unknown_agent")
+	const notes = `{"tasks": [{"id": "notes", "agent": "summarizer", "input": "Take notes on the papers."}]}`
+	// Without a registry, nothing says whether the host runs summarizer:
+	// a note on stderr, not an issue.
+	code, without, stderr := lintJSONOut(t, notes, "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, checksOf(without.Files[0]), "unknown_agent")
 	assert.NotContains(t, checksOf(without.Files[0]), "unknown_worker")
+	assert.Equal(t, "<stdin>: note: "+noRegistry+`: agent "summarizer" is taken as a host worker, unchecked`+"\n", stderr)
+
+	code, with, stderr := lintJSONOut(t, notes, "--registry", lintRegistry, "-")
+	require.Equal(t, exitInvalid, code, stderr)
+	assert.Empty(t, stderr)
 	assert.Contains(t, checksOf(with.Files[0]), "unknown_worker")
 	assert.NotContains(t, checksOf(with.Files[0]), "unknown_agent")
 
 	// A registry that has the worker clears the issue.
 	dir := writeFiles(t, map[string]string{"registry.yaml": "workers:\n  summarizer:\n    command: [\"true\"]\n"})
-	_, ok, _ := lintJSONOut(t, "", "--registry", filepath.Join(dir, "registry.yaml"), mixedPlan)
+	_, ok, _ := lintJSONOut(t, notes, "--registry", filepath.Join(dir, "registry.yaml"), "-")
 	assert.NotContains(t, checksOf(ok.Files[0]), "unknown_worker")
 	assert.NotContains(t, checksOf(ok.Files[0]), "unknown_agent")
 }
@@ -277,8 +284,8 @@ func TestLintText(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"plan", "task search", "task notes", "task brief"}, groups)
-	assert.Regexp(t, `(?m)^    16:5 +critical  unknown_agent +agent: agent "summarizer" is not defined`, stdout)
-	assert.Regexp(t, `(?m)^ {40}Define the agent in the plan's agents`, stdout, "the recommendation is indented below the message")
+	assert.Regexp(t, `(?m)^    22:5 +critical  self_dependency +depends_on: the task depends on itself`, stdout)
+	assert.Regexp(t, `(?m)^ {40}Remove the task from its own depends_on`, stdout, "the recommendation is indented below the message")
 
 }
 
@@ -307,14 +314,14 @@ func TestLintUseColor(t *testing.T) {
 
 func TestLintGitHub(t *testing.T) {
 	// A file name with the characters properties escape.
-	dir := writeFiles(t, map[string]string{"a,b:c%.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
+	dir := writeFiles(t, map[string]string{"a,b:c%.json": `{"tasks": [{"id": "x", "depends_on": ["x"]}]}`})
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	t.Chdir(dir)
 	code, stdout, stderr := dagent(t, "", "lint", "-f", "github", "a,b:c%.json")
 	t.Chdir(wd)
 	require.Equal(t, exitInvalid, code, stderr)
-	assert.Equal(t, "::error file=a%2Cb%3Ac%25.json,line=1,col=12,title=unknown_agent::task x: agent: agent \"ghost\" is not defined in the plan's agents and is not a registry worker%0ADefine the agent in the plan's agents, name a registry worker, or use \"default\".\n", stdout)
+	assert.Equal(t, "::error file=a%2Cb%3Ac%25.json,line=1,col=12,title=self_dependency::task x: depends_on: the task depends on itself (\"x\")%0ARemove the task from its own depends_on.\n", stdout)
 
 	// A message with a newline stays one workflow command.
 	const newline = "{\"tasks\": [{\"id\": \"a\\nb\", \"input\": \"x\", \"verification\": \"(> 1\"}]}"
@@ -375,7 +382,7 @@ func TestLintSARIFURIs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "testdata/lint/mixed.json", uriOf(sarifOut(t, "", abs)), "an absolute path inside the working directory becomes relative")
 
-	dir := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "agent": "ghost"}]}`})
+	dir := writeFiles(t, map[string]string{"my plan.json": `{"tasks": [{"id": "x", "depends_on": ["x"]}]}`})
 	assert.Equal(t, "file://"+filepath.ToSlash(dir)+"/my%20plan.json", uriOf(sarifOut(t, "", filepath.Join(dir, "my plan.json"))), "outside the working directory: a file URI")
 
 	wd, err := os.Getwd()

@@ -82,15 +82,32 @@ func problems(cmd *cobra.Command, err error) error {
 	return &plan.Error{Problems: probs}
 }
 
-// loadWith loads the registry file at regPath, if any, then the plan at
-// path, checked against the registry.
+// loadWith loads the plan at path for a command that draws or rewrites it
+// and runs nothing (fmt, graph), checked against the registry
+// [resolveRegistry] finds from regPath (the --registry flag) and path.
+// Without one, the agents the plan does not define are taken as host
+// workers, with a note on stderr that says so.
 func loadWith(cmd *cobra.Command, path, regPath string) (*plan.DAG, *registry.Registry, error) {
-	reg, err := loadRegistry(cmd, regPath)
+	reg, _, src, err := loadResolved(cmd, regPath, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := load(cmd, path, catalog(reg)...)
-	return d, reg, err
+	if src.path != "" {
+		d, err := load(cmd, path, catalog(reg)...)
+		return d, reg, err
+	}
+	p, err := parse(cmd, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	agents := undefinedAgents(p)
+	d, err := p.DAG(plan.WithWorkers(agents...))
+	err = problems(cmd, err)
+	unchecked(cmd, "", agents)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, nil, nil
 }
 
 // catalog checks plans against reg, when there is one: its workers, their

@@ -72,7 +72,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	if mission, err = readMission(cmd, mission); err != nil {
 		return err
 	}
-	reg, err := loadRegistry(cmd, f.registry)
+	reg, _, _, err := loadResolved(cmd, f.registry, "")
 	if err != nil {
 		return err
 	}

@@ -224,7 +224,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	reg, digest, err := loadCatalog(cmd, f.registry)
+	reg, digest, src, err := loadResolved(cmd, f.registry, path)
 	if err != nil {
 		return err
 	}
@@ -241,14 +241,15 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
-	if f.registry != "" {
-		if spec.Catalog, err = filepath.Abs(f.registry); err != nil {
+	if src.path != "" {
+		if spec.Catalog, err = filepath.Abs(src.path); err != nil {
 			return err
 		}
 	}
 	if path != "" {
 		// The plan is checked once, against the catalog, when it starts.
 		if spec.Plan, err = parse(cmd, path, catalog(reg)...); err != nil {
+			hintNoRegistry(cmd, src, err)
 			return err
 		}
 		if err := refuseNearMisses(cmd, path, spec.Plan.Unknown, f.allowUnknown); err != nil {
@@ -305,7 +306,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if errors.Is(err, durable.ErrRunExists) {
 		return fmt.Errorf("run %s is in the journal %s already, with another plan or replanning: give this run another --run-id, or resume that one with dagent resume %s", runID, f.db.path(), runID)
 	}
-	return view.print(out, briefHint(err, f.llm.brief))
+	perr := view.print(out, briefHint(err, f.llm.brief))
+	hintNoRegistry(cmd, src, err)
+	return perr
 }
 
 // runView prints a run of dagent run or resume: its progress and how it

@@ -39,8 +39,8 @@ func withPath(path string, lines ...string) string {
 	return b.String()
 }
 
-// planFiles writes the plan src and shRegistry, and returns their paths.
-func planFiles(t *testing.T, src string) (path, reg string) {
+// planAndRegistry writes the plan src and shRegistry, and returns their paths.
+func planAndRegistry(t *testing.T, src string) (path, reg string) {
 	t.Helper()
 	dir := writeFiles(t, map[string]string{"plan.json": src, "registry.yaml": shRegistry})
 	return filepath.Join(dir, "plan.json"), filepath.Join(dir, "registry.yaml")
@@ -48,21 +48,21 @@ func planFiles(t *testing.T, src string) (path, reg string) {
 
 func TestUnknownKeysFmt(t *testing.T) {
 	t.Run("fmt to stdout reports them", func(t *testing.T) {
-		path, reg := planFiles(t, typoPlan)
+		path, reg := planAndRegistry(t, typoPlan)
 		code, stdout, stderr := dagent(t, "", "fmt", path, "--registry", reg)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Equal(t, withPath(path, typoLines...), stderr)
 		assert.NotContains(t, stdout, "depend_on")
 	})
 	t.Run("standard input has no path", func(t *testing.T) {
-		_, reg := planFiles(t, notePlan)
+		_, reg := planAndRegistry(t, notePlan)
 		code, _, stderr := dagent(t, notePlan, "fmt", "-", "--registry", reg)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Equal(t, withPath("", noteLine[1:]), stderr)
 	})
 	t.Run("fmt -w refuses to drop keys", func(t *testing.T) {
 		for _, src := range []string{typoPlan, notePlan} {
-			path, reg := planFiles(t, src)
+			path, reg := planAndRegistry(t, src)
 			code, stdout, stderr := dagent(t, "", "fmt", "-w", path, "--registry", reg)
 			assert.Equal(t, exitInvalid, code)
 			assert.Empty(t, stdout)
@@ -75,7 +75,7 @@ func TestUnknownKeysFmt(t *testing.T) {
 		}
 	})
 	t.Run("fmt -w --drop-unknown drops them", func(t *testing.T) {
-		path, reg := planFiles(t, typoPlan)
+		path, reg := planAndRegistry(t, typoPlan)
 		code, stdout, stderr := dagent(t, "", "fmt", "-w", "--drop-unknown", path, "--registry", reg)
 		require.Equal(t, exitOK, code, stderr)
 		assert.Empty(t, stdout)
@@ -93,7 +93,7 @@ func TestUnknownKeysFmt(t *testing.T) {
 }
 
 func TestUnknownKeysGraph(t *testing.T) {
-	path, reg := planFiles(t, typoPlan)
+	path, reg := planAndRegistry(t, typoPlan)
 	code, stdout, stderr := dagent(t, "", "graph", "-f", "mermaid", path, "--registry", reg)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, withPath(path, typoLines...), stderr)
@@ -112,7 +112,7 @@ func TestUnknownKeysOfAnInvalidPlan(t *testing.T) {
 
 func TestUnknownKeysRun(t *testing.T) {
 	files := func(t *testing.T, src string) (path, reg, db string) {
-		path, reg = planFiles(t, src)
+		path, reg = planAndRegistry(t, src)
 		return path, reg, filepath.Join(filepath.Dir(path), "dagent.db")
 	}
 	t.Run("a near miss refuses the run before it starts", func(t *testing.T) {
