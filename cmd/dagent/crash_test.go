@@ -272,10 +272,11 @@ func testConcurrentRuns(t *testing.T, bin string) {
 
 	const n = 4
 	cmds := make([]*exec.Cmd, n)
-	outputs := make([]bytes.Buffer, n)
+	outputs, progress := make([]bytes.Buffer, n), make([]bytes.Buffer, n)
 	for i := range cmds {
 		cmds[i] = exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--format", "json", "--concurrency", "3")
-		cmds[i].Stdout, cmds[i].Stderr = &outputs[i], &outputs[i]
+		// The JSON result on standard output, the progress on standard error.
+		cmds[i].Stdout, cmds[i].Stderr = &outputs[i], &progress[i]
 	}
 	start := time.Now()
 	for _, c := range cmds {
@@ -283,7 +284,7 @@ func testConcurrentRuns(t *testing.T, bin string) {
 	}
 	var ids []string
 	for i, c := range cmds {
-		require.NoError(t, c.Wait(), "%s", outputs[i].String())
+		require.NoError(t, c.Wait(), "%s%s", outputs[i].String(), progress[i].String())
 		var doc struct {
 			RunID  string `json:"run_id"`
 			Status string `json:"status"`
@@ -327,17 +328,23 @@ func testInterrupt(t *testing.T, bin string) {
 	cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	sc := bufio.NewScanner(stdout)
 	require.True(t, sc.Scan())
 	id, ok := strings.CutPrefix(sc.Text(), "run ")
 	require.True(t, ok, "the first line names the run: %q", sc.Text())
+	// The progress is on standard error.
 	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if strings.HasSuffix(sc.Text(), "b: started") {
+	for esc := bufio.NewScanner(stderr); esc.Scan(); {
+		lines = append(lines, esc.Text())
+		if strings.HasSuffix(esc.Text(), "b: started") {
 			require.NoError(t, cmd.Process.Signal(os.Interrupt))
 		}
+	}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError

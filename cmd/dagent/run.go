@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dagent-dev/dagent/critic"
@@ -158,6 +157,7 @@ kept and printed.`,
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
 	formatFlag(cmd, &f.format)
+	quietFlag(cmd)
 	return cmd
 }
 
@@ -286,25 +286,16 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 type runView struct {
 	cmd       *cobra.Command
 	format    string
-	journaled bool      // dagent resume can continue the run
-	progress  *progress // nil for JSON
+	journaled bool // dagent resume can continue the run
+	progress  *runProgress
 }
 
 func newRunView(cmd *cobra.Command, format, runID string, journaled bool) *runView {
-	r := &runView{cmd: cmd, format: format, journaled: journaled}
-	if format == "text" {
-		w := cmd.OutOrStdout()
-		// The run's id comes first, when it starts (or its plan is made).
-		r.progress = &progress{w: w, announce: sync.OnceFunc(func() { fmt.Fprintf(w, "run %s\n", runID) })}
-	}
-	return r
+	return &runView{cmd: cmd, format: format, journaled: journaled, progress: newRunProgress(cmd, format, runID)}
 }
 
-// options give the run's events to the progress, in the text format.
+// options give the run's events to the progress.
 func (r *runView) options() []durable.Option {
-	if r.progress == nil {
-		return nil
-	}
 	return []durable.Option{durable.WithObserver(r.progress)}
 }
 
@@ -314,6 +305,7 @@ func (r *runView) options() []durable.Option {
 // refused the plan (exit 1), the problems of an invalid plan (exit 1), else
 // the result (exit by its status).
 func (r *runView) print(out *durable.Outcome, err error) error {
+	r.progress.stop()
 	if out != nil && out.Planned != nil {
 		perr := err
 		if out.Plan != nil {
