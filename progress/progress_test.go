@@ -123,7 +123,7 @@ func TestWriteSummary(t *testing.T) {
 			name: "halted execution",
 			s: progress.Summary{Plan: p, Execution: &executor.Result{Halt: executor.HaltSameFailure, ReplanCount: 2}, Result: &runner.Result{
 				Status: runner.StatusFailed, Err: errors.New("task a failed \x1b[31m"),
-				Tasks:  map[string]*runner.TaskResult{"a": {ID: "a", Status: runner.TaskFailed}},
+				Tasks: map[string]*runner.TaskResult{"a": {ID: "a", Status: runner.TaskFailed}},
 			}},
 			want: []string{"replanning halted (same_failure): a task failed the same way as before a replan\nfailed after 0s and 2 replans: task a failed \\u001b[31m\n"},
 		},

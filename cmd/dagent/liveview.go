@@ -24,8 +24,10 @@ import (
 // visible: the view writes to the terminal itself, not through the
 // command's visible writer.
 type liveView struct {
-	prog *tea.Program
-	done chan struct{}
+	prog  *tea.Program
+	done  chan struct{}
+	style *liveModel // its styles only: the model itself is bubbletea's
+	start time.Time
 }
 
 func newLiveView(w io.Writer, runID string, colour bool) *liveView {
@@ -42,7 +44,7 @@ func newLiveView(w io.Writer, runID string, colour bool) *liveView {
 		bad:     r.NewStyle().Foreground(lipgloss.Color("1")),
 		busy:    r.NewStyle().Foreground(lipgloss.Color("3")),
 	}
-	v := &liveView{done: make(chan struct{})}
+	v := &liveView{done: make(chan struct{}), style: m, start: m.start}
 	v.prog = tea.NewProgram(m, tea.WithOutput(w), tea.WithInput(nil), tea.WithoutSignalHandler())
 	go func() {
 		defer close(v.done)
@@ -51,7 +53,38 @@ func newLiveView(w io.Writer, runID string, colour bool) *liveView {
 	return v
 }
 
-func (v *liveView) Observe(e runner.Event) { v.prog.Send(e) }
+// Observe prints e's line above the view and gives e to the view. The
+// line goes to the program as a message too, so the lines keep the order
+// of the events (a bubbletea command would print it from a goroutine of
+// its own).
+func (v *liveView) Observe(e runner.Event) {
+	if e.Kind == runner.EventRunStarted {
+		v.start = e.Time
+	}
+	if line, ok := v.line(e); ok {
+		v.prog.Println(line)
+	}
+	v.prog.Send(e)
+}
+
+// line is e's line above the view, if it has one: task starts and phases
+// show in the view itself.
+func (v *liveView) line(e runner.Event) (string, bool) {
+	switch e.Kind {
+	case runner.EventRunStarted, runner.EventPhaseStarted, runner.EventPhaseFinished, runner.EventTaskStarted, executor.EventHalted:
+		return "", false
+	}
+	line := prose.Visible(eventLine(e))
+	switch e.Kind {
+	case runner.EventTaskFinished:
+		line = v.style.ok.Render("✓") + " " + line
+	case runner.EventTaskFailed, executor.EventReplanFailed:
+		line = v.style.bad.Render("✗") + " " + line
+	default:
+		line = "  " + line
+	}
+	return v.style.dim.Render(fmt.Sprintf("%8s", progress.Round(e.Time.Sub(v.start)))) + " " + line, true
+}
 
 // stop draws the last frame, the counts, and waits for the view to end.
 func (v *liveView) stop() {
@@ -88,23 +121,18 @@ func (m *liveModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return m, tick()
 	case runner.Event:
-		return m, m.observe(msg)
+		m.observe(msg)
 	}
 	return m, nil
 }
 
-// observe counts e and returns the line it prints above the view, if any:
-// task starts and phases show in the view itself.
-func (m *liveModel) observe(e runner.Event) tea.Cmd {
+// observe counts e.
+func (m *liveModel) observe(e runner.Event) {
 	switch e.Kind {
 	case runner.EventRunStarted:
 		m.start = e.Time
-		return nil
-	case runner.EventPhaseStarted, runner.EventPhaseFinished, executor.EventHalted:
-		return nil
 	case runner.EventTaskStarted:
 		m.running[e.TaskID] = e.Time
-		return nil
 	case runner.EventTaskFinished:
 		m.done++
 		delete(m.running, e.TaskID)
@@ -121,16 +149,6 @@ func (m *liveModel) observe(e runner.Event) tea.Cmd {
 		m.status = e.Status
 		clear(m.running)
 	}
-	line := prose.Visible(eventLine(e))
-	switch e.Kind {
-	case runner.EventTaskFinished:
-		line = m.ok.Render("✓") + " " + line
-	case runner.EventTaskFailed, executor.EventReplanFailed:
-		line = m.bad.Render("✗") + " " + line
-	default:
-		line = "  " + line
-	}
-	return tea.Println(m.dim.Render(fmt.Sprintf("%8s", progress.Round(e.Time.Sub(m.start)))) + " " + line)
 }
 
 func (m *liveModel) View() string {
