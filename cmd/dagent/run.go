@@ -62,9 +62,12 @@ by its verification predicate, failures handled by the task's policies.
 Tasks name workers of the registry (--registry, a YAML or JSON file of
 trusted commands) or LLM agents the plan defines ("default" is a plain
 model without tools); the LLM agents run on the LLM described below, which
-only a plan that has such tasks needs. The text format prints one line per
-state change, then a summary table and the outputs of the final tasks;
---format json prints one JSON document: {"version": 1, "run_id", "status",
+only a plan that has such tasks needs. The progress goes to standard
+error, in both formats: a live view of the running tasks on a terminal
+(coloured unless NO_COLOR is set), else one line per state change, with a
+heartbeat line for a task that runs long; --quiet prints none. The text
+format prints the run's id, then a summary table and the outputs of the
+final tasks; --format json prints one JSON document: {"version": 1, "run_id", "status",
 "error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
 "error", "class", "diagnosis", "duration_ms", "usage"}}, "pending_reviews":
 [{"task_id", "prompt", "upstream"}], "replan": {"task_id", "output",
