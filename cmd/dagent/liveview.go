@@ -170,7 +170,7 @@ func (m *liveModel) View() string {
 	if m.status != "" {
 		state = string(m.status)
 	}
-	fmt.Fprintf(&b, "run %s %s · %s · %s\n", m.runID, state, strings.Join(counts, " · "), progress.Round(time.Since(m.start)).Truncate(100*time.Millisecond))
+	fmt.Fprintf(&b, "run %s %s · %s · %s\n", m.runID, state, strings.Join(counts, " · "), elapsed(time.Since(m.start)))
 	if m.stopped {
 		return b.String()
 	}
@@ -181,7 +181,16 @@ func (m *liveModel) View() string {
 	}
 	slices.SortFunc(ids, func(a, b string) int { return m.running[a].Compare(m.running[b]) })
 	for _, id := range ids {
-		fmt.Fprintf(&b, "  %s %s %s\n", m.busy.Render("●"), prose.Visible(id), m.dim.Render(progress.Round(now.Sub(m.running[id])).Truncate(100*time.Millisecond).String()))
+		fmt.Fprintf(&b, "  %s %s %s\n", m.busy.Render("●"), prose.Visible(id), m.dim.Render(elapsed(now.Sub(m.running[id]))))
 	}
 	return b.String()
+}
+
+// elapsed is a time so far as the view shows it, steady as it grows: to
+// a tenth of a second below a minute ("4.2s"), then to the second.
+func elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }

@@ -73,7 +73,7 @@ func TestLiveView(t *testing.T) {
 			screen := func() string { return tm("capture-pane", "-p", "-e", "-J") }
 
 			// Once the quick tasks settled, the slow one runs alone.
-			live := regexp.MustCompile(`run \S+ running · 1 done · 1 skipped · 1 running · \S+\n  ● slow \d+(\.\d+)?m?s\n`)
+			live := regexp.MustCompile(`run \S+ running · 1 done · 1 skipped · 1 running · \d+\.\ds *\n  ● slow \d+\.\ds *\n`)
 			var during string
 			require.Eventually(t, func() bool {
 				during = screen()
