@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,10 +25,11 @@ import (
 // visible: the view writes to the terminal itself, not through the
 // command's visible writer.
 type liveView struct {
-	prog  *tea.Program
-	done  chan struct{}
-	style *liveModel // its styles only: the model itself is bubbletea's
-	start time.Time
+	prog    *tea.Program
+	started sync.Once
+	done    chan struct{}
+	style   *liveModel // its styles only: the model itself is bubbletea's
+	start   time.Time
 }
 
 func newLiveView(w io.Writer, runID string, colour bool) *liveView {
@@ -46,11 +48,17 @@ func newLiveView(w io.Writer, runID string, colour bool) *liveView {
 	}
 	v := &liveView{done: make(chan struct{}), style: m, start: m.start}
 	v.prog = tea.NewProgram(m, tea.WithOutput(w), tea.WithInput(nil), tea.WithoutSignalHandler())
+	return v
+}
+
+// run starts the view, with the run's first event: a command that fails
+// before it leaves the terminal as it was (bubbletea hides the cursor
+// while it runs).
+func (v *liveView) run() {
 	go func() {
 		defer close(v.done)
 		v.prog.Run() // an error leaves the terminal as bubbletea restored it; the summary follows
 	}()
-	return v
 }
 
 // Observe prints e's line above the view and gives e to the view. The
@@ -58,6 +66,7 @@ func newLiveView(w io.Writer, runID string, colour bool) *liveView {
 // of the events (a bubbletea command would print it from a goroutine of
 // its own).
 func (v *liveView) Observe(e runner.Event) {
+	v.started.Do(v.run)
 	if e.Kind == runner.EventRunStarted {
 		v.start = e.Time
 	}
@@ -88,6 +97,11 @@ func (v *liveView) line(e runner.Event) (string, bool) {
 
 // stop draws the last frame, the counts, and waits for the view to end.
 func (v *liveView) stop() {
+	never := false
+	v.started.Do(func() { never = true })
+	if never {
+		return
+	}
 	v.prog.Send(stopMsg{})
 	<-v.done
 }
