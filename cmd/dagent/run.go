@@ -67,8 +67,8 @@ error, in both formats: a live view of the running tasks on a terminal
 (coloured unless NO_COLOR is set), else one line per state change, with a
 heartbeat line for a task that runs long; --quiet prints none. The text
 format prints the run's id, then a summary table and the outputs of the
-final tasks; --format json prints one JSON document: {"version": 1, "run_id", "status",
-"error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
+final tasks; --format json prints one JSON document: {"version": 1,
+"run_id", "status", "error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
 "error", "class", "diagnosis", "duration_ms", "usage"}}, "pending_reviews":
 [{"task_id", "prompt", "upstream"}], "replan": {"task_id", "output",
 "diagnosis", "completed"}}; a task's "class" and "usage" are left out when
