@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/progress"
 	"github.com/dagent-dev/dagent/runner"
@@ -91,4 +92,44 @@ func ExampleWriteSummary() {
 	// digest  skipped  0         0s        dependency fetch failed
 	//
 	// failed after 3.21s: task fetch failed
+}
+
+// A host that logs in its own format takes the lines alone.
+func ExampleLine() {
+	fmt.Println(progress.Line(runner.Event{Kind: runner.EventTaskVerified, TaskID: "fetch", Diagnosis: "expected 3 items, got 1"}))
+	fmt.Println(progress.Line(runner.Event{Kind: executor.EventRepairAdopted, TaskID: "fetch", Class: runner.ClassAgentError, Version: 1, NewTasks: 2}))
+	// Output:
+	// fetch: verification failed: expected 3 items, got 1
+	// replan 1 after fetch failed (agent_error): 2 tasks added
+}
+
+func ExampleHaltReason() {
+	fmt.Println(progress.HaltReason(executor.HaltSameFailure))
+	// Output:
+	// a task failed the same way as before a replan
+}
+
+func ExampleRound() {
+	fmt.Println(progress.Round(1234567 * time.Microsecond))
+	fmt.Println(progress.Round(83 * time.Second / 2))
+	// Output:
+	// 1.23s
+	// 41.5s
+}
+
+// A heartbeat every 10 seconds: a task that runs 25 seconds gets two
+// lines, "slow: running for 10s" and "slow: running for 20s".
+func ExampleWithHeartbeat() {
+	log := progress.NewPrinter(os.Stderr, progress.WithHeartbeat(10*time.Second))
+	defer log.Close()
+	_ = runner.New(runner.WithObserver(log))
+}
+
+// The host's own lines go between the event lines, made visible too.
+func ExamplePrinter_Println() {
+	log := progress.NewPrinter(os.Stdout)
+	defer log.Close()
+	log.Println("planned 3 tasks \x1b[1mnow\x1b[0m")
+	// Output:
+	// planned 3 tasks \u001b[1mnow\u001b[0m
 }

@@ -115,7 +115,11 @@ func (p *Printer) beat(id string, start time.Time) {
 			return // settled meanwhile
 		}
 		now := time.Now()
-		p.printf("%8s  %s: running for %s\n", Round(now.Sub(p.start)), id, Round(now.Sub(start)))
+		ran := Round(now.Sub(start))
+		if ran >= time.Second {
+			ran = ran.Round(time.Second) // the beat's own lateness is noise: "running for 30s"
+		}
+		p.printf("%8s  %s: running for %s\n", Round(now.Sub(p.start)), id, ran)
 		t.Reset(p.every)
 	})
 	p.running[id] = t
