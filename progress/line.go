@@ -11,7 +11,8 @@ import (
 // Line describes an event of a run in one line, as [Printer] prints it
 // after the time: "fetch: done in 1.2s", "phase 1 started". Messages are
 // cut to their first line and a hundred or so characters. The line is not
-// made visible: print it with [prose]-safe writers, as Printer does.
+// made visible: a host that prints it on a terminal escapes its control
+// characters, as Printer does.
 func Line(e runner.Event) string {
 	switch e.Kind {
 	case runner.EventRunStarted:

@@ -152,6 +152,6 @@ func TestWriteSummary(t *testing.T) {
 
 func TestWriteSummaryNeedsAPlanAndAResult(t *testing.T) {
 	var out bytes.Buffer
-	assert.Error(t, progress.WriteSummary(&out, progress.Summary{}))
+	assert.ErrorIs(t, progress.WriteSummary(&out, progress.Summary{}), progress.ErrIncomplete)
 	assert.Empty(t, out.String())
 }

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,6 +15,9 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
+
+// ErrIncomplete is the error of [WriteSummary] given no plan or no result.
+var ErrIncomplete = errors.New("progress: a summary needs a plan and a result")
 
 // Summary is what [WriteSummary] prints: how a run of a plan ended.
 type Summary struct {
@@ -39,10 +43,11 @@ type Summary struct {
 // the plan's final tasks that are done, and a closing line: "completed in
 // 1.2s", "waiting for review after …", "failed after …: why". Tasks of the
 // result that s.Plan does not have (those of earlier plans a replan
-// dropped) come last, marked "(replaced)". Everything is made visible.
+// dropped) come last, marked "(replaced)". Everything is made visible. A
+// summary without a plan or a result is [ErrIncomplete].
 func WriteSummary(w io.Writer, s Summary) error {
 	if s.Plan == nil || s.Result == nil {
-		return fmt.Errorf("progress: a summary needs a plan and a result")
+		return ErrIncomplete
 	}
 	vw := prose.NewWriter(w)
 	if err := writeSummary(vw, s); err != nil {
