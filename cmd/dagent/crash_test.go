@@ -290,10 +290,11 @@ func testConcurrentRuns(t *testing.T, bin string) {
 
 	const n = 4
 	cmds := make([]*exec.Cmd, n)
-	outputs := make([]bytes.Buffer, n)
+	outputs, progress := make([]bytes.Buffer, n), make([]bytes.Buffer, n)
 	for i := range cmds {
 		cmds[i] = exec.Command(bin, "run", planPath, "--registry", reg, "--db", db, "--format", "json", "--concurrency", "3")
-		cmds[i].Stdout, cmds[i].Stderr = &outputs[i], &outputs[i]
+		// The JSON result on standard output, the progress on standard error.
+		cmds[i].Stdout, cmds[i].Stderr = &outputs[i], &progress[i]
 	}
 	start := time.Now()
 	for _, c := range cmds {
@@ -301,7 +302,7 @@ func testConcurrentRuns(t *testing.T, bin string) {
 	}
 	var ids []string
 	for i, c := range cmds {
-		require.NoError(t, c.Wait(), "%s", outputs[i].String())
+		require.NoError(t, c.Wait(), "%s%s", outputs[i].String(), progress[i].String())
 		var doc struct {
 			RunID  string `json:"run_id"`
 			Status string `json:"status"`
@@ -353,27 +354,33 @@ func testInterruptBy(t *testing.T, bin string, sig syscall.Signal, code int) {
 	db := filepath.Join(dir, "runs.db")
 
 	cmd := exec.Command(bin, "run", planPath, "--registry", reg, "--db", db)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	sc := bufio.NewScanner(stdout)
 	require.True(t, sc.Scan())
 	id, ok := strings.CutPrefix(sc.Text(), "run ")
 	require.True(t, ok, "the first line names the run: %q", sc.Text())
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if strings.HasSuffix(sc.Text(), "b: started") {
+	// The progress is on standard error, and then how to resume.
+	var lines, errLines []string
+	for esc := bufio.NewScanner(stderr); esc.Scan(); {
+		errLines = append(errLines, esc.Text())
+		if strings.HasSuffix(esc.Text(), "b: started") {
 			require.NoError(t, cmd.Process.Signal(sig))
 		}
 	}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "%s", strings.Join(lines, "\n"))
+	require.ErrorAs(t, err, &exit, "%s\n%s", strings.Join(lines, "\n"), strings.Join(errLines, "\n"))
 	assert.Equal(t, code, exit.ExitCode(), "a run a signal interrupted exits 128 plus its number")
-	assert.Equal(t, "dagent: to resume the run: dagent resume "+id+"\n", stderr.String())
+	require.NotEmpty(t, errLines)
+	assert.Equal(t, "dagent: to resume the run: dagent resume "+id, errLines[len(errLines)-1])
+	assert.Equal(t, 1, strings.Count(strings.Join(errLines, "\n"), "dagent resume"), "said once")
 
 	rec := checkDB(t, db, id)
 	require.NotNil(t, rec)

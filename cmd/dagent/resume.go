@@ -73,6 +73,7 @@ for review, 4 replan required, 130 or 143 interrupted by Ctrl-C or SIGTERM.`,
 	fl := cmd.Flags()
 	f.db.register(cmd, false)
 	formatFlag(cmd, &f.format)
+	quietFlag(cmd)
 	fl.StringArrayVar(&f.review, "review", nil, "decision of a review, `ID=approve` or ID=reject (repeatable)")
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.BoolVar(&f.force, "force", false, "take the run over from the process that owns it even when that process looks alive (one that hangs, or whose id another program took)")

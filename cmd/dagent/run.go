@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -64,10 +63,13 @@ by its verification predicate, failures handled by the task's policies.
 Tasks name workers of the registry (--registry, a YAML or JSON file of
 trusted commands) or LLM agents the plan defines ("default" is a plain
 model without tools); the LLM agents run on the LLM described below, which
-only a plan that has such tasks needs. The text format prints one line per
-state change, then a summary table and the outputs of the final tasks;
---format json prints one JSON document: {"version": 1, "run_id", "status",
-"error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
+only a plan that has such tasks needs. The progress goes to standard
+error, in both formats: a live view of the running tasks on a terminal
+(coloured unless NO_COLOR is set), else one line per state change, with a
+heartbeat line for a task that runs long; --quiet prints none. The text
+format prints the run's id, then a summary table and the outputs of the
+final tasks; --format json prints one JSON document: {"version": 1,
+"run_id", "status", "error", "duration_ms", "tasks": {ID: {"status", "attempts", "output",
 "error", "class", "diagnosis", "duration_ms", "usage"}}, "pending_reviews":
 [{"task_id", "prompt", "upstream"}], "replan": {"task_id", "output",
 "diagnosis", "completed"}}; a task's "class" and "usage" are left out when
@@ -173,6 +175,7 @@ standard error (with --format json, a waiting run too).`,
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
 	formatFlag(cmd, &f.format)
+	quietFlag(cmd)
 	return cmd
 }
 
@@ -316,25 +319,16 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 type runView struct {
 	cmd       *cobra.Command
 	format    string
-	journaled bool      // dagent resume can continue the run
-	progress  *progress // nil for JSON
+	journaled bool // dagent resume can continue the run
+	progress  *runProgress
 }
 
 func newRunView(cmd *cobra.Command, format, runID string, journaled bool) *runView {
-	r := &runView{cmd: cmd, format: format, journaled: journaled}
-	if format == "text" {
-		w := cmd.OutOrStdout()
-		// The run's id comes first, when it starts (or its plan is made).
-		r.progress = &progress{w: w, announce: sync.OnceFunc(func() { fmt.Fprintf(w, "run %s\n", runID) })}
-	}
-	return r
+	return &runView{cmd: cmd, format: format, journaled: journaled, progress: newRunProgress(cmd, format, runID)}
 }
 
-// options give the run's events to the progress, in the text format.
+// options give the run's events to the progress.
 func (r *runView) options() []durable.Option {
-	if r.progress == nil {
-		return nil
-	}
 	return []durable.Option{durable.WithObserver(r.progress)}
 }
 
@@ -344,6 +338,7 @@ func (r *runView) options() []durable.Option {
 // refused the plan (exit 1), the problems of an invalid plan (exit 1), else
 // the result (exit by its status).
 func (r *runView) print(out *durable.Outcome, err error) error {
+	r.progress.stop()
 	if out != nil && out.Planned != nil {
 		perr := err
 		if out.Plan != nil {

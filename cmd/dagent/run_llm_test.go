@@ -239,10 +239,15 @@ func TestRunReplanText(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	for _, want := range []string{
 		"b: failed: ",
+		"replan requested after b failed (agent_error: ",
 		"replan 1 after b failed (agent_error: ",
 		"flaky failure",
 		"): 1 task added\n",
 		"b_again: done in",
+	} {
+		assert.Contains(t, stderr, want, "the progress is on standard error")
+	}
+	for _, want := range []string{
 		"b (replaced)  failed",
 		"== b_again ==\n{\n  \"fixed\": true\n}",
 		"completed in ",
@@ -250,7 +255,7 @@ func TestRunReplanText(t *testing.T) {
 	} {
 		assert.Contains(t, stdout, want)
 	}
-	assert.Len(t, regexp.MustCompile(`(?m)  run \S+ started$`).FindAllString(stdout, -1), 2, "two runs: %s", stdout)
+	assert.Len(t, regexp.MustCompile(`(?m)  run \S+ started$`).FindAllString(stderr, -1), 2, "two runs: %s", stderr)
 }
 
 func TestRunReplanHalts(t *testing.T) {
@@ -290,7 +295,7 @@ func TestRunReplanFails(t *testing.T) {
 
 	code, stdout, stderr := dagent(t, "", "run", planPath, "--registry", reg, "--replan")
 	require.Equal(t, exitInvalid, code, stderr)
-	assert.Regexp(t, `(?m)^ +\S+  replan after b failed \(agent_error: .*flaky failure\): no repair plan: metaplanner: no valid plan after 2 attempts: .*\[dropped_completed\]$`, stdout)
+	assert.Regexp(t, `(?m)^ +\S+  replan after b failed \(agent_error: .*flaky failure\): no repair plan: metaplanner: no valid plan after 2 attempts: .*\[dropped_completed\]$`, stderr)
 	assert.Contains(t, stdout, "replanning halted (replan_failed): the planner gave no repair plan\nfailed after ")
 	assert.Contains(t, stdout, ": replanning halted (replan_failed): no repair plan after task b failed: ")
 }
@@ -309,7 +314,8 @@ func TestRunMission(t *testing.T) {
 
 	code, stdout, stderr := dagent(t, "", "run", "--mission", "Greet the user")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^run \S+\nplanned 1 task in 1 attempt\n`, stdout, "the run's id first, then the plan")
+	assert.Regexp(t, `^run \S+\n\nTASK`, stdout, "the run's id first, then the result")
+	assert.Regexp(t, `^planned 1 task in 1 attempt\n`, stderr, "the plan first, on standard error")
 	assert.Contains(t, stdout, "== greet ==\nHello!")
 }
 

@@ -323,6 +323,11 @@ func TestRunTextOutput(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	for _, want := range []string{
 		"started", "phase 0 started", "a: done in", "flaky: skipped: command", "sum: started", "run completed",
+	} {
+		assert.Contains(t, stderr, want, "the progress is on standard error")
+		assert.NotContains(t, stdout, want, "standard output holds only the result")
+	}
+	for _, want := range []string{
 		"TASK", "STATUS", "ATTEMPTS", "flaky  skipped",
 		"== sum ==\na plain summary of everything",
 		"completed in",
