@@ -639,8 +639,8 @@ func checkPlan(p []byte, n int) (int, error) {
 // it has a plan, are written in one transaction, committed before it
 // returns. The plan is kept in the version only, not in the run's row,
 // which is rewritten whole by each change of status: the row has the
-// plan's hash and count of tasks, which tell a run created with a plan
-// from one created without ([noPlanHash]).
+// plan's hash and count of tasks, and the hash tells a run created with a
+// plan from one created without, whose hash is that of no plan.
 func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: the run has no id")
