@@ -32,6 +32,7 @@ type journal struct {
 
 	mu       sync.Mutex
 	create   *store.Run     // the run to create; nil: it is journaled already, and leased
+	created  *plan.Plan     // the plan create holds, which the store keeps as its version 0
 	seed     map[string]any // outputs to commit as done when it begins
 	lease    atomic.Pointer[lease]
 	lost     context.CancelCauseFunc // ends the run when its lease is lost
@@ -66,7 +67,8 @@ func (jr *journal) watch(lost context.CancelCauseFunc) {
 }
 
 // begin puts the run in the store and takes its lease, once: a new run is
-// created with its first plan (nil: none yet); a journaled one is marked
+// created with its first plan (nil: none yet), committed as its plan
+// version 0 unless the run was created with it; a journaled one is marked
 // running again. The initial outputs are committed then.
 func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
 	jr.mu.Lock()
@@ -94,7 +96,7 @@ func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
 		} else if err := jr.s.SetStatus(ctx, jr.runID, string(StatusRunning), ""); err != nil {
 			return err
 		}
-		if first != nil {
+		if first != nil && (jr.create == nil || first != jr.created) {
 			if err := jr.j.CommitPlan(ctx, executor.PlanCommit{Plan: first}); err != nil {
 				return err
 			}

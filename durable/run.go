@@ -123,51 +123,63 @@ func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outc
 		}
 	}
 	runID := cmp.Or(c.runID, runner.NewRunID(time.Now()))
-	if s != nil {
-		rec, err := s.Load(ctx, runID)
-		switch {
-		case err == nil:
-			r, err := continuable(rec, spec)
-			if err != nil {
-				return nil, err
-			}
-			return r.resume(ctx, s, c, c.initial)
-		case !errors.Is(err, store.ErrNotFound):
+	if s == nil {
+		reg, err := c.resolve(ctx, &spec, "")
+		if err != nil {
 			return nil, err
 		}
+		l := &launch{c: c, spec: spec, reg: reg, runID: runID, current: spec.Plan, initial: c.initial}
+		return l.exec(ctx)
+	}
+	// The plan's canonical JSON, encoded once: what a journaled run of the
+	// same plan has, and what the new run is created with.
+	var canon []byte
+	if spec.Plan != nil {
+		var err error
+		if canon, err = spec.Plan.Canonical(); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := s.Load(ctx, runID)
+	switch {
+	case err == nil:
+		r, err := continuable(rec, spec, canon)
+		if err != nil {
+			return nil, err
+		}
+		return r.resume(ctx, s, c, c.initial)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
 	}
 	reg, err := c.resolve(ctx, &spec, "")
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(spec)
+	// The journal keeps the plan once, as the run's plan version 0: the
+	// spec it keeps beside it leaves the plan out.
+	settings := spec
+	settings.Plan = nil
+	raw, err := json.Marshal(settings)
 	if err != nil {
 		return nil, err
 	}
 	l := &launch{c: c, spec: spec, reg: reg, runID: runID, current: spec.Plan, initial: c.initial}
-	if s == nil {
-		return l.exec(ctx)
-	}
-	create := &store.Run{ID: runID, Spec: raw, Mission: spec.mission()}
+	create := &store.Run{ID: runID, Plan: canon, Spec: raw, Mission: spec.mission()}
 	if spec.Plan != nil {
-		if create.Plan, err = spec.Plan.Canonical(); err != nil {
-			return nil, err
-		}
+		create.TaskCount = len(spec.Plan.Tasks)
 	}
 	l.jr = newJournal(s, runID, c, create, nil, c.initial, 0)
+	l.jr.created = spec.Plan
 	return l.exec(ctx)
 }
 
-// continuable returns the journaled run rec, which a start of spec goes on
-// with: only a run of the same plan, when neither replans.
-func continuable(rec *store.Record, spec Spec) (*Run, error) {
+// continuable returns the journaled run rec, which a start of spec, whose
+// plan's canonical JSON is want, goes on with: only a run of the same
+// plan, when neither replans.
+func continuable(rec *store.Record, spec Spec, want []byte) (*Run, error) {
 	refused := fmt.Errorf("%w: run %s is in the journal already, with another plan or replanning: start this run under another id, or resume that one", ErrRunExists, rec.ID)
 	if spec.Plan == nil || spec.Replan != nil {
 		return nil, refused
-	}
-	want, err := spec.Plan.Canonical()
-	if err != nil {
-		return nil, err
 	}
 	first := rec.Plan
 	if len(rec.Plans) > 0 {

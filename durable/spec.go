@@ -26,9 +26,12 @@ var ErrSpecVersion = errors.New("unsupported spec version")
 
 // Spec is everything a run needs to start, and to start again in another
 // process or on another machine: what it runs, on which catalog, with
-// which settings. The journal keeps it with the run, as JSON
-// ([Spec.MarshalJSON]); what the run did since — the repair plans it
-// adopted, the results of its tasks — is in the journal beside it.
+// which settings. The journal keeps it with the run: the plan once, as
+// the run's first plan version, and the rest as JSON ([Spec.MarshalJSON]
+// of the spec without its plan); what the run did since — the repair
+// plans it adopted, the results of its tasks — is in the journal beside
+// it. [Load] reads it back whole, as does a journal of an earlier dagent,
+// whose spec holds the plan.
 //
 // The zero Spec is no run: it has neither a plan nor a mission. A Spec with
 // a plan and nothing else runs the plan with the runner's defaults.

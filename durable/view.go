@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,13 @@ func view(rec *store.Record) (*Run, error) {
 		}
 		r.History = append(r.History, t)
 	}
-	if r.Spec.Plan == nil && len(rec.Plan) > 0 && string(rec.Plan) != "null" {
+	switch {
+	case r.Spec.Plan != nil || len(rec.Plan) == 0 || string(rec.Plan) == "null":
+	case len(r.Plans) > 0 && bytes.Equal(rec.Plan, rec.Plans[0].Plan):
+		// The journal keeps the plan a run starts with as its version 0
+		// only, which was read once above.
+		r.Spec.Plan = r.Plans[0]
+	default:
 		// A run journaled before versioned specs keeps its plan apart.
 		p, err := plan.Parse(rec.Plan)
 		if err != nil {

@@ -26,8 +26,8 @@ type taskJSON struct {
 	OutputSchema          json.RawMessage     `json:"output_schema,omitempty"`
 }
 
-// MarshalJSON writes the task's canonical JSON.
-func (t Task) MarshalJSON() ([]byte, error) {
+// canonical is the task's canonical JSON, to encode.
+func (t *Task) canonical() taskJSON {
 	j := taskJSON{
 		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn,
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
@@ -40,22 +40,40 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	if t.Timeout != 0 {
 		j.Timeout = t.Timeout.String()
 	}
-	return marshal(j, "")
+	return j
+}
+
+// MarshalJSON writes the task's canonical JSON.
+func (t Task) MarshalJSON() ([]byte, error) {
+	return marshal(t.canonical(), "")
+}
+
+// planJSON is the canonical JSON of a plan. Its tasks are encoded in the
+// same pass as the plan, rather than each by its MarshalJSON, whose output
+// encoding/json would scan again: a large plan is encoded once.
+type planJSON struct {
+	Mission string           `json:"mission,omitempty"`
+	Agents  map[string]Agent `json:"agents,omitempty"`
+	Tasks   []taskJSON       `json:"tasks"`
+}
+
+func (p *Plan) canonical() planJSON {
+	tasks := make([]taskJSON, len(p.Tasks))
+	for i := range p.Tasks {
+		tasks[i] = p.Tasks[i].canonical()
+	}
+	return planJSON{Mission: p.Mission, Agents: p.Agents, Tasks: tasks}
 }
 
 // MarshalJSON writes the plan's canonical JSON; see Canonical.
 func (p Plan) MarshalJSON() ([]byte, error) {
-	type plan Plan // without methods, so that this does not recurse
-	if p.Tasks == nil {
-		p.Tasks = []Task{}
-	}
-	return marshal(plan(p), "")
+	return marshal(p.canonical(), "")
 }
 
 // Canonical returns the plan's canonical JSON, indented, with a final
 // newline: what `dagent fmt` prints. [Parse] reads it back to the same plan.
 func (p *Plan) Canonical() ([]byte, error) {
-	return marshal(p, "  ")
+	return marshal(p.canonical(), "  ")
 }
 
 // marshal encodes v without escaping <, > and & — predicates compare with

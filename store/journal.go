@@ -113,7 +113,7 @@ func (j *Journal) CommitPlan(ctx context.Context, c executor.PlanCommit) error {
 			return fmt.Errorf("store: run %q: plan version %d: its trial: %w", j.runID, c.Version, err)
 		}
 	}
-	if err := j.s.CommitPlan(ctx, j.runID, PlanVersion{Version: c.Version, Plan: plan, Trial: trial}); err != nil {
+	if err := j.s.CommitPlan(ctx, j.runID, PlanVersion{Version: c.Version, Plan: plan, Trial: trial, TaskCount: len(c.Plan.Tasks)}); err != nil {
 		return err
 	}
 	j.version.Store(int64(c.Version))

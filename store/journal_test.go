@@ -311,7 +311,8 @@ func TestJournalUnknownRun(t *testing.T) {
 func TestJournalCommitPlan(t *testing.T) {
 	s := open(t)
 	first := onePlan()
-	createRun(t, s, "r", first)
+	// Created without its plan, which would be its version 0.
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r", Mission: "test"}))
 	fs := &failingStore{Store: s}
 	j := store.NewJournal(fs, "r")
 	run := func(p *plan.Plan) {

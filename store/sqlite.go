@@ -627,34 +627,63 @@ func planHash(p []byte) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
-// planTasks counts the tasks of a canonical plan.
-func planTasks(p []byte) int {
+// noPlanHash is the plan_hash of a run created without a plan.
+var noPlanHash = planHash(nil)
+
+// checkPlan checks that a plan given to be stored is JSON, reading it
+// once, and returns the count of its tasks: n when the caller counted
+// them, else those of its "tasks" list (0 for a plan without one).
+func checkPlan(p []byte, n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("the plan's count of tasks is %d", n)
+	case p == nil:
+		return 0, nil
+	case n > 0:
+		return n, checkJSON("the plan", p)
+	}
 	var v struct {
-		Tasks []json.RawMessage `json:"tasks"`
+		Tasks []struct{} `json:"tasks"`
 	}
-	if json.Unmarshal(p, &v) != nil {
-		return 0
+	// The JSON is checked whole before it is decoded: a type error is
+	// valid JSON of another shape, whose decoding went on (a plan that is
+	// not an object, a "tasks" that is not a list has no tasks).
+	if err := json.Unmarshal(p, &v); err != nil {
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); !ok {
+			return 0, errors.New("the plan is not valid JSON")
+		}
 	}
-	return len(v.Tasks)
+	return len(v.Tasks), nil
 }
 
-// CreateRun implements [Store].
+// CreateRun implements [Store]: the run's row and its plan version 0, if
+// it has a plan, are written in one transaction, committed before it
+// returns. The plan is kept in the version only, not in the run's row,
+// which is rewritten whole by each change of status: the row has the
+// plan's hash and count of tasks, and the hash tells a run created with a
+// plan from one created without, whose hash is that of no plan.
 func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: the run has no id")
 	}
-	if err := errors.Join(checkJSON("the plan", r.Plan), checkJSON("the spec", r.Spec)); err != nil {
+	tasks, err := checkPlan(r.Plan, r.TaskCount)
+	if err := errors.Join(err, checkJSON("the spec", r.Spec)); err != nil {
 		return fmt.Errorf("store: create run %q: %w", r.ID, err)
 	}
 	created := r.Created
 	if created.IsZero() {
 		created = time.Now()
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		return execOne(ctx, tx, ErrExists, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
-			r.ID, text(r.Plan), planHash(r.Plan), planTasks(r.Plan), r.Mission, text(r.Spec), StatusRunning,
-			created.UnixNano(), created.UnixNano())
+	hash := planHash(r.Plan)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		err := execOne(ctx, tx, ErrExists, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
+			VALUES (?, NULL, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
+			r.ID, hash, tasks, r.Mission, text(r.Spec), StatusRunning, created.UnixNano(), created.UnixNano())
+		if err != nil || r.Plan == nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, s.upsertPlan).ExecContext(ctx, r.ID, 0, text(r.Plan), nil, hash, tasks, created.UnixNano())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("store: create run %q: %w", r.ID, err)
@@ -671,14 +700,15 @@ func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) er
 	if v.Plan == nil {
 		return fmt.Errorf("store: run %q: commit plan version %d: no plan given", runID, v.Version)
 	}
-	if err := errors.Join(checkJSON("the plan", v.Plan), checkJSON("the trial", v.Trial)); err != nil {
+	tasks, err := checkPlan(v.Plan, v.TaskCount)
+	if err := errors.Join(err, checkJSON("the trial", v.Trial)); err != nil {
 		return fmt.Errorf("store: run %q: commit plan version %d: %w", runID, v.Version, err)
 	}
 	committed := v.Committed
 	if committed.IsZero() {
 		committed = time.Now()
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		latest, err := last(ctx, tx.StmtContext(ctx, s.lastPlan), runID)
 		if err != nil {
 			return err
@@ -689,8 +719,8 @@ func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) er
 			}
 			return fmt.Errorf("the run's latest plan version is %d: the next is %d", latest, next)
 		}
-		_, err = tx.StmtContext(ctx, s.upsertPlan).ExecContext(ctx, runID, v.Version, string(v.Plan), text(v.Trial),
-			planHash(v.Plan), planTasks(v.Plan), committed.UnixNano())
+		_, err = tx.StmtContext(ctx, s.upsertPlan).ExecContext(ctx, runID, v.Version, text(v.Plan), text(v.Trial),
+			planHash(v.Plan), tasks, committed.UnixNano())
 		return err
 	})
 	if err != nil {
@@ -795,12 +825,13 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
 	rec := &Record{Tasks: map[string]Task{}}
 	var plan, spec []byte
+	var hash string
 	var created, updated sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT id, plan, mission, spec, created, status, error,
+	err = tx.QueryRowContext(ctx, `SELECT id, plan, plan_hash, total, mission, spec, created, status, error,
 			MAX(updated, COALESCE((SELECT MAX(committed) FROM tasks WHERE run_id = runs.id), 0),
 				COALESCE((SELECT MAX(committed) FROM plans WHERE run_id = runs.id), 0))
 		FROM runs WHERE id = ?`, runID).
-		Scan(&rec.ID, &plan, &rec.Mission, &spec, &created, &rec.Status, &rec.Error, &updated)
+		Scan(&rec.ID, &plan, &hash, &rec.TaskCount, &rec.Mission, &spec, &created, &rec.Status, &rec.Error, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -809,7 +840,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 	}
 	rec.Plan, rec.Spec, rec.Created, rec.Updated = raw(plan), raw(spec), timeOf(created), timeOf(updated)
 
-	rows, err := tx.QueryContext(ctx, `SELECT version, plan, trial, committed FROM plans WHERE run_id = ? ORDER BY version`, runID)
+	rows, err := tx.QueryContext(ctx, `SELECT version, plan, trial, total, committed FROM plans WHERE run_id = ? ORDER BY version`, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -817,7 +848,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		var v PlanVersion
 		var plan, trial []byte
 		var committed sql.NullInt64
-		if err := rows.Scan(&v.Version, &plan, &trial, &committed); err != nil {
+		if err := rows.Scan(&v.Version, &plan, &trial, &v.TaskCount, &committed); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -826,6 +857,10 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
+	}
+	if rec.Plan == nil && hash != noPlanHash && len(rec.Plans) > 0 && rec.Plans[0].Version == 0 {
+		// Created with its plan, which it keeps as version 0 only.
+		rec.Plan = rec.Plans[0].Plan
 	}
 
 	rows, err = tx.QueryContext(ctx, `SELECT task_id, version, status, attempts, output, error, diagnosis, started, duration, prompt_tokens, completion_tokens, committed

@@ -576,3 +576,50 @@ func assertSameEvents(t *testing.T, want, got []store.Event) {
 		}
 	}
 }
+
+// A run created with a plan keeps it once, as its plan version 0: its row
+// in runs has none, so that a change of status does not rewrite it. A run
+// journaled before, whose row has its plan, reads as it did.
+func TestPlanIsKeptOnce(t *testing.T) {
+	path := dbPath(t)
+	s := open(t)
+	p := json.RawMessage(`{"tasks":[{"id":"a"},{"id":"b"}]}`)
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "new", Plan: p}))
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "mission", Mission: "m"}))
+	require.NoError(t, s.CommitPlan(ctx, "mission", store.PlanVersion{Plan: p}))
+	// As a dagent that kept the plan in the run's row wrote it, version 0
+	// committed apart.
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "old"}))
+	db := raw(t, path)
+	_, err := db.Exec(`UPDATE runs SET plan = ?, plan_hash = 'oldhash', total = 2 WHERE id = 'old'`, string(p))
+	require.NoError(t, err)
+	var plans, inRow int
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM plans WHERE run_id = 'new'`).Scan(&plans))
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM runs WHERE id = 'new' AND plan IS NOT NULL`).Scan(&inRow))
+	assert.Equal(t, []int{1, 0}, []int{plans, inRow}, "the plan is in version 0, not in the run's row")
+
+	for _, tc := range []struct {
+		id       string
+		plan     json.RawMessage
+		versions int
+	}{
+		{"new", p, 1},
+		{"mission", nil, 1}, // it started from its mission
+		{"old", p, 0},
+	} {
+		rec, err := s.Load(ctx, tc.id)
+		require.NoError(t, err)
+		if tc.plan == nil {
+			assert.Nil(t, rec.Plan, tc.id)
+		} else {
+			assert.JSONEq(t, string(tc.plan), string(rec.Plan), tc.id)
+		}
+		assert.Len(t, rec.Plans, tc.versions, tc.id)
+		assert.JSONEq(t, string(p), string(rec.LatestPlan()), tc.id)
+	}
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	for _, sm := range list {
+		assert.Equal(t, 2, sm.Total, sm.ID)
+	}
+}

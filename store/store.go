@@ -78,7 +78,9 @@ const StatusRunning = "running"
 type Store interface {
 	// CreateRun records a new run, with status [StatusRunning]; [ErrExists]
 	// if its id is taken. A zero Created is the current time; Plan and
-	// Spec, when set, must be JSON.
+	// Spec, when set, must be JSON. A run created with a plan has it as
+	// its plan version 0, committed with the run at once: no crash leaves
+	// the run without it.
 	CreateRun(ctx context.Context, r Run) error
 	// CommitPlan records a version of the run's plan durably: when it
 	// returns nil, the version survives a crash. Versions are numbered
@@ -176,9 +178,16 @@ type Process struct {
 
 // Run is what a run starts with.
 type Run struct {
-	ID      string
-	Plan    json.RawMessage // the canonical plan the run started with: {"tasks": [...], ...}
-	Mission string
+	ID string
+	// Plan is the canonical plan the run starts with, {"tasks": [...], ...};
+	// nil for a run that has none yet. The store keeps it once, as the
+	// run's plan version 0 ([Store.CreateRun]).
+	Plan json.RawMessage
+	// TaskCount counts the tasks of Plan, for [Summary.Total], from a
+	// caller that has the plan parsed: the store trusts it rather than
+	// read the plan again. 0: the store counts them.
+	TaskCount int
+	Mission   string
 	// Spec is everything the run needs to start again, in another process
 	// if need be: a versioned JSON document that the store keeps as it is
 	// given, without reading it.
@@ -192,6 +201,9 @@ type Run struct {
 type PlanVersion struct {
 	Version int
 	Plan    json.RawMessage // the canonical plan
+	// TaskCount counts the tasks of Plan, as [Run.TaskCount] does; 0: the
+	// store counts them.
+	TaskCount int
 	// Trial is the repair that led to this version, as JSON; nil for
 	// version 0.
 	Trial json.RawMessage
@@ -257,6 +269,11 @@ type Exchange struct {
 
 // Record is a run as stored.
 type Record struct {
+	// Run is what the run started with. Its Plan is the plan it was
+	// created with: its plan version 0's, the bytes of Plans[0].Plan — or,
+	// for a run journaled by a dagent that kept that plan apart from its
+	// versions, that copy. Its TaskCount, and each version's, are the
+	// counts the store keeps.
 	Run
 	Status string
 	Error  string

@@ -231,6 +231,7 @@ func TestShow(t *testing.T) {
 	spec := shown["options"].(map[string]any)
 	assert.Equal(t, 1.0, spec["version"], "the run's spec document")
 	assert.Equal(t, reg, spec["catalog"])
+	assert.Equal(t, shown["plan"], spec["plan"], "with the plan, which the journal keeps apart")
 
 	code, _, stderr = dagent(t, "", "show", "nope", "--db", db)
 	assert.Equal(t, exitUsage, code)

@@ -164,6 +164,33 @@ func textOrNil(s string) *string {
 	return &s
 }
 
+// specDoc is the spec document of r as the run was given it, with its
+// plan: the journal keeps the plan a run starts with once, as its plan
+// version 0, and the spec beside it without the plan.
+func specDoc(r *durable.Run) json.RawMessage {
+	raw := rawOrNull(r.Record.Spec)
+	if r.Spec.Plan == nil {
+		return raw
+	}
+	var head struct {
+		Version json.RawMessage `json:"version"`
+		Plan    json.RawMessage `json:"plan"`
+	}
+	if json.Unmarshal(raw, &head) != nil || head.Version == nil || string(head.Plan) != "null" {
+		return raw // a spec that holds its plan, or one of before versioned specs
+	}
+	var spec durable.Spec
+	if json.Unmarshal(raw, &spec) != nil {
+		return raw
+	}
+	spec.Plan = r.Spec.Plan
+	doc, err := json.Marshal(spec)
+	if err != nil {
+		return raw
+	}
+	return doc
+}
+
 // showDoc is the JSON document of r. Its "options" are the run's spec
 // document, and its "plan" the plan the run started with.
 func showDoc(r *durable.Run, noOutputs bool) jsonShow {
@@ -174,7 +201,7 @@ func showDoc(r *durable.Run, noOutputs bool) jsonShow {
 	_, live := liveStatus(string(r.Status), rec.Owner)
 	doc := jsonShow{
 		Version: docVersion, RunID: r.ID, Status: string(r.Status), Live: live, Owner: ownerDoc(rec.Owner), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
-		Mission: rec.Mission, Options: rawOrNull(rec.Spec), Plan: first,
+		Mission: rec.Mission, Options: specDoc(r), Plan: first,
 		Tasks: make(map[string]jsonShowTask, len(r.Tasks)), Order: r.Order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
 	}
 	for id, v := range r.Tasks {

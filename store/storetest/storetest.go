@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"CreateAndLoad", testCreateAndLoad},
 		{"CreateDefaults", testCreateDefaults},
+		{"CreateWithPlan", testCreateWithPlan},
 		{"DuplicateRun", testDuplicateRun},
 		{"UnknownRun", testUnknownRun},
 		{"BadInput", testBadInput},
@@ -144,12 +145,45 @@ func testCreateAndLoad(t *testing.T, open func(*testing.T) store.Store) {
 	assert.Equal(t, store.StatusRunning, rec.Status)
 	assert.Empty(t, rec.Error)
 	assert.False(t, rec.Updated.Before(rec.Created.Add(-timeSlack)), "updated %s before created %s", rec.Updated, rec.Created)
-	assert.Empty(t, rec.Plans)
+	checkPlans(t, []store.PlanVersion{{Version: 0, Plan: r.Plan, Committed: r.Created}}, rec.Plans)
+	assert.Equal(t, 3, rec.TaskCount, "the tasks of the plan, counted")
+	assert.Equal(t, 3, rec.Plans[0].TaskCount, "the tasks of version 0, counted")
 	assert.Empty(t, rec.Tasks)
 	assert.Empty(t, rec.Commits)
 	assert.Empty(t, rec.Events)
 	assert.Empty(t, rec.Exchanges)
-	jsonEq(t, r.Plan, rec.LatestPlan(), "the latest plan of a run that committed no version")
+	jsonEq(t, r.Plan, rec.LatestPlan(), "the latest plan of a run that adopted no other")
+}
+
+// A run created with a plan has it as its plan version 0, committed with
+// it, and counted as the caller counted it; it goes on from version 1, and
+// keeps its plan through changes of status and a reopen.
+func testCreateWithPlan(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	r := newRun("run")
+	r.TaskCount = 3
+	create(t, s, r)
+	list, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 3, list[0].Total)
+	err = s.CommitPlan(ctx, "run", store.PlanVersion{Version: 2, Plan: planJSON("a")})
+	require.Error(t, err, "version 0 is committed: the next is 1")
+	assert.Contains(t, err.Error(), "version 2")
+	require.NoError(t, s.SetStatus(ctx, "run", "failed", "boom"))
+	v1 := store.PlanVersion{Version: 1, Plan: planJSON("a", "fix-b"), TaskCount: 2, Trial: json.RawMessage(`{}`), Committed: r.Created.Add(time.Minute)}
+	require.NoError(t, s.CommitPlan(ctx, "run", v1))
+	require.NoError(t, s.SetStatus(ctx, "run", store.StatusRunning, ""))
+	require.NoError(t, s.Close())
+	s = open(t)
+	rec := load(t, s, "run")
+	jsonEq(t, r.Plan, rec.Plan, "the plan the run started with")
+	checkPlans(t, []store.PlanVersion{{Version: 0, Plan: r.Plan, Committed: r.Created}, v1}, rec.Plans)
+	assert.Equal(t, []int{3, 2}, []int{rec.Plans[0].TaskCount, rec.Plans[1].TaskCount})
+	list, err = s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 2, list[0].Total, "the tasks of the latest plan")
 }
 
 func testCreateDefaults(t *testing.T, open func(*testing.T) store.Store) {
@@ -192,8 +226,10 @@ func testUnknownRun(t *testing.T, open func(*testing.T) store.Store) {
 	assert.ErrorIs(t, s.AppendEvents(ctx, "nope", []store.Event{{Kind: "run_started", Time: time.Now()}}), store.ErrNotFound, "AppendEvents")
 	assert.ErrorIs(t, s.SetStatus(ctx, "nope", "completed", ""), store.ErrNotFound, "SetStatus")
 	assert.ErrorIs(t, s.RecordExchange(ctx, "nope", "k", json.RawMessage(`{}`)), store.ErrNotFound, "RecordExchange")
+	known := newRun("known")
 	rec := load(t, s, "known")
-	assert.Empty(t, rec.Plans, "nothing leaked into another run")
+	// Nothing leaked into another run: it has its own version 0 only.
+	checkPlans(t, []store.PlanVersion{{Version: 0, Plan: known.Plan, Committed: known.Created}}, rec.Plans)
 	assert.Empty(t, rec.Tasks, "nothing leaked into another run")
 	assert.Empty(t, rec.Events)
 }
@@ -204,6 +240,10 @@ func testBadInput(t *testing.T, open func(*testing.T) store.Store) {
 	bad := newRun("bad")
 	bad.Plan = json.RawMessage(`{"tasks": [`)
 	assert.Error(t, s.CreateRun(ctx, bad), "a plan that is not JSON")
+	bad.TaskCount = 3
+	assert.Error(t, s.CreateRun(ctx, bad), "a plan that is not JSON, its tasks counted")
+	bad.Plan, bad.TaskCount = planJSON("a"), -1
+	assert.Error(t, s.CreateRun(ctx, bad), "a negative count of tasks")
 	_, err := s.Load(ctx, "bad")
 	assert.ErrorIs(t, err, store.ErrNotFound, "a refused run is not created")
 	create(t, s, newRun("good"))
@@ -578,7 +618,8 @@ func testPlanVersions(t *testing.T, open func(*testing.T) store.Store) {
 // that is not is refused, and changes nothing.
 func testPlanVersionsRefused(t *testing.T, open func(*testing.T) store.Store) {
 	s := open(t)
-	create(t, s, newRun("run"))
+	// Created without a plan: it has no version 0 yet.
+	create(t, s, store.Run{ID: "run"})
 	tests := []struct {
 		name string
 		v    store.PlanVersion
@@ -965,7 +1006,8 @@ func testDeleteRun(t *testing.T, open func(*testing.T) store.Store) {
 	assert.Equal(t, "kept", list[0].ID)
 	assert.ErrorIs(t, s.DeleteRun(ctx, "r", nil), store.ErrNotFound)
 
-	create(t, s, newRun("r"))
+	// Created anew without a plan: a plan version would be the deleted run's.
+	create(t, s, store.Run{ID: "r"})
 	rec := load(t, s, "r")
 	assert.Empty(t, rec.Plans, "nothing of the deleted run is left")
 	assert.Empty(t, rec.Tasks)
