@@ -74,7 +74,7 @@ func benchJournal(b *testing.B, sched runner.Schedule, p *plan.Plan, opts ...sto
 		id := "bench-" + strconv.Itoa(runs)
 		runs++
 		start = time.Now()
-		if err := s.CreateRun(ctx, store.Run{ID: id, Plan: canon}); err != nil {
+		if err := s.CreateRun(ctx, store.Run{ID: id, Plan: canon, TaskCount: n}); err != nil {
 			b.Fatal(err)
 		}
 		j := store.NewJournal(s, id)
