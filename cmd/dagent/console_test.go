@@ -57,7 +57,7 @@ var (
 		{regexp.MustCompile(`\b\d{8}T\d{6}-[0-9a-f]{8}\b`), "RUN"},
 		{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}| [A-Z]{3,5})?`), "TIME"},
 		{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ms|s|m))*\b`), "DUR"},
-		{regexp.MustCompile(`"(duration_ns|started|committed|time)": ?-?\d+`), `"$1": N`},
+		{regexp.MustCompile(`"(duration_ns|duration_ms|started|committed|time)": ?-?\d+`), `"$1": N`},
 		{regexp.MustCompile(`\b(process|pid) \d+`), "$1 PID"},
 		{regexp.MustCompile(`"pid": ?\d+`), `"pid": PID`},
 		{regexp.MustCompile(` +`), " "},
