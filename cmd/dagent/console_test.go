@@ -57,7 +57,7 @@ var (
 		{regexp.MustCompile(`\b\d{8}T\d{6}-[0-9a-f]{8}\b`), "RUN"},
 		{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}| [A-Z]{3,5})?`), "TIME"},
 		{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ms|s|m))*\b`), "DUR"},
-		{regexp.MustCompile(`"(duration_ns|started|committed|time)": ?-?\d+`), `"$1": N`},
+		{regexp.MustCompile(`"(duration_ns|duration_ms|started|committed|time)": ?-?\d+`), `"$1": N`},
 		{regexp.MustCompile(`\b(process|pid) \d+`), "$1 PID"},
 		{regexp.MustCompile(`"pid": ?\d+`), `"pid": PID`},
 		{regexp.MustCompile(` +`), " "},
@@ -331,12 +331,22 @@ func (m idMap) pair(want, got []string) {
 	}
 }
 
+// idOrPrefix is a run id, or its first 15 characters (the time).
+var idOrPrefix = regexp.MustCompile(`\b\d{8}T\d{6}(-[0-9a-f]{8})?\b`)
+
 // replace puts the real ids in a command for the page's, whole or by their
-// first 15 characters.
+// first 15 characters. It replaces in one pass, so that an id put in is
+// never taken for one of the page's, whose ids may share their time.
 func (m idMap) replace(cmd string) string {
-	for doc, real := range m {
-		cmd = strings.ReplaceAll(cmd, doc, real)
-		cmd = strings.ReplaceAll(cmd, doc[:15], real[:15])
-	}
-	return cmd
+	return idOrPrefix.ReplaceAllStringFunc(cmd, func(id string) string {
+		if real, ok := m[id]; ok {
+			return real
+		}
+		for doc, real := range m {
+			if doc[:15] == id {
+				return real[:15]
+			}
+		}
+		return id
+	})
 }
