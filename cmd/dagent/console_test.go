@@ -41,7 +41,8 @@ import (
 // spaces count as one. A run id the page printed stands, in the commands
 // after it, for the id the real run printed at the same place (its first
 // 15 characters, the time, too). With -update, the sessions' outputs are
-// rewritten from what dagent prints.
+// rewritten from what dagent prints, and the run ids of their commands
+// with them.
 
 // consolePages are the pages whose sessions run.
 var consolePages = []string{"../../README.md", "../../docs/durability.md", "../../docs/lint.md", "../../docs/llm.md",
@@ -291,14 +292,14 @@ func TestDocsConsole(t *testing.T) {
 				}
 			}
 			if golden.Updating() {
-				writeSessions(t, page, lines, blocks, rewrite)
+				writeSessions(t, page, lines, blocks, rewrite, ids)
 			}
 		})
 	}
 }
 
 // writeSessions rewrites page with the outputs of its sessions.
-func writeSessions(t *testing.T, page string, lines []string, blocks []*consoleBlock, outputs map[int][]string) {
+func writeSessions(t *testing.T, page string, lines []string, blocks []*consoleBlock, outputs map[int][]string, ids idMap) {
 	t.Helper()
 	var out []string
 	next := 0
@@ -308,7 +309,11 @@ func writeSessions(t *testing.T, page string, lines []string, blocks []*consoleB
 			if !ok {
 				continue
 			}
-			out = append(out, lines[next:s.outFrom]...)
+			out = append(out, lines[next:s.line-1]...)
+			// The command, with the ids the rewritten outputs print.
+			for _, l := range lines[s.line-1 : s.outFrom] {
+				out = append(out, ids.replace(l))
+			}
 			out = append(out, got...)
 			next = s.outFrom + len(s.want)
 		}
