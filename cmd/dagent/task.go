@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -58,7 +57,7 @@ func rendered(r *durable.Run, input string) string {
 			b.WriteString(input[ref.Start:ref.End])
 			continue
 		}
-		if val, ok := lookupPath(out, ref.Path); ok {
+		if val, ok := jsonv.Lookup(out, ref.Path); ok {
 			b.WriteString(jsonv.Text(val))
 		} else {
 			b.WriteString(input[ref.Start:ref.End])
@@ -66,31 +65,6 @@ func rendered(r *durable.Run, input string) string {
 	}
 	b.WriteString(input[last:])
 	return b.String()
-}
-
-// lookupPath follows a dotted path into a decoded output, as the runner's
-// templates do.
-func lookupPath(v any, path string) (any, bool) {
-	for path != "" {
-		var key string
-		key, path, _ = strings.Cut(path, ".")
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[key]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(key)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 type jsonTask struct {
