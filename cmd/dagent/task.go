@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/dagent-dev/dagent/progress"
 	"io"
 	"slices"
 	"strings"
@@ -123,7 +124,7 @@ func writeTask(w io.Writer, r *durable.Run, f showFlags) error {
 	fmt.Fprintf(tw, "attempts\t%d\n", v.Attempts)
 	if !v.Started.IsZero() {
 		fmt.Fprintf(tw, "started\t%s\n", stamp(v.Started, f.utc))
-		fmt.Fprintf(tw, "duration\t%s\n", round(v.Duration))
+		fmt.Fprintf(tw, "duration\t%s\n", progress.Round(v.Duration))
 	}
 	if u := v.Tokens; u.Prompt+u.Completion > 0 {
 		fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", u.Prompt, u.Completion)
@@ -141,7 +142,7 @@ func writeTask(w io.Writer, r *durable.Run, f showFlags) error {
 		fmt.Fprintf(w, "\n== input ==\n%s\n", strings.TrimRight(rendered(r, pt.Input), "\n"))
 	}
 	if out := v.Output; !f.noOutputs && len(out) > 0 && string(out) != "null" {
-		fmt.Fprintf(w, "\n== output ==\n%s\n", strings.TrimRight(textOf(out), "\n"))
+		fmt.Fprintf(w, "\n== output ==\n%s\n", strings.TrimRight(progress.Text(out), "\n"))
 	}
 	tl := timeline{runID: r.ID, utc: f.utc}
 	header := false
@@ -184,7 +185,7 @@ func writeReviews(w io.Writer, r *durable.Run, noOutputs bool) {
 		}
 		for _, dep := range pt.DependsOn {
 			if out := r.Tasks[dep].Output; len(out) > 0 && string(out) != "null" {
-				fmt.Fprintf(w, "  it reviews %s:\n%s\n", dep, indent(indent(textOf(out))))
+				fmt.Fprintf(w, "  it reviews %s:\n%s\n", dep, indent(indent(progress.Text(out))))
 			}
 		}
 	}
