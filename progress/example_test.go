@@ -133,3 +133,13 @@ func ExamplePrinter_Println() {
 	// Output:
 	// planned 3 tasks \u001b[1mnow\u001b[0m
 }
+
+func ExampleText() {
+	fmt.Println(progress.Text("a plain summary"))
+	fmt.Println(progress.Text(map[string]any{"count": 2}))
+	// Output:
+	// a plain summary
+	// {
+	//   "count": 2
+	// }
+}

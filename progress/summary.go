@@ -91,7 +91,7 @@ func writeSummary(w io.Writer, s Summary) error {
 	}
 	for _, id := range finals(p) {
 		if t := res.Tasks[id]; t != nil && t.Status == runner.TaskDone {
-			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(t.Output), "\n"))
+			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(Text(t.Output), "\n"))
 		}
 	}
 	fmt.Fprintln(w)
@@ -157,9 +157,9 @@ func finals(p *plan.Plan) []string {
 	return out
 }
 
-// textOf is an output as text: a string as it is, anything else as
-// indented JSON.
-func textOf(v any) string {
+// Text is an output as people read it: a string as it is, anything else
+// as indented JSON.
+func Text(v any) string {
 	if raw, ok := v.(json.RawMessage); ok {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {

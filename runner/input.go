@@ -2,36 +2,10 @@ package runner
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
 )
-
-// lookup follows a dotted path into JSON-shaped data: object keys, and
-// array indexes for arrays. An empty path is the value itself.
-func lookup(v any, path string) (any, bool) {
-	for path != "" {
-		var key string
-		key, path, _ = strings.Cut(path, ".")
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[key]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(key)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
 
 // render expands the {{results.ID.path}} templates of task i's input:
 // strings as they are, other values as JSON, a skipped task as "". It also
@@ -57,7 +31,7 @@ func (r *run) render(i int) (string, map[string]any, error) {
 			refs[key] = nil
 			continue
 		}
-		v, ok := lookup(r.state[j].res.Output, ref.Path)
+		v, ok := jsonv.Lookup(r.state[j].res.Output, ref.Path)
 		if !ok {
 			return "", nil, fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
 		}
@@ -82,7 +56,7 @@ func (r *run) wire(i int) (map[string]any, error) {
 		if from.Status != TaskDone {
 			continue
 		}
-		v, ok := lookup(from.Output, in.Slot)
+		v, ok := jsonv.Lookup(from.Output, in.Slot)
 		if !ok {
 			return nil, fmt.Errorf("%w: input %q: the output of %q has no slot %q", ErrMissingValue, name, in.From, in.Slot)
 		}

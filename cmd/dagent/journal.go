@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/dagent-dev/dagent/progress"
 	"io/fs"
 	"os"
 	"time"
@@ -88,7 +89,7 @@ func owned(err error) error {
 		return err
 	}
 	return fmt.Errorf("run %s is being run by process %d on %s (since %s, last heartbeat %s ago): wait for it to end, or, if that process is gone or hangs, take the run over with dagent resume %s --force",
-		o.RunID, o.Owner.PID, o.Owner.Host, o.Owner.Started.Local().Format(time.DateTime), round(time.Since(o.Owner.Heartbeat)), o.RunID)
+		o.RunID, o.Owner.PID, o.Owner.Host, o.Owner.Started.Local().Format(time.DateTime), progress.Round(time.Since(o.Owner.Heartbeat)), o.RunID)
 }
 
 // liveStatus is how the commands show a run's status: a run running in

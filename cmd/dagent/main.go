@@ -44,14 +44,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
@@ -184,25 +182,6 @@ func encodeJSON(w io.Writer, v any) error {
 	return jsonv.EncodeIndent(w, v, "  ")
 }
 
-// textOf is an output, or the JSON of one, as text: a string as it is,
-// anything else indented JSON.
-func textOf(v any) string {
-	if raw, ok := v.(json.RawMessage); ok {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -212,14 +191,4 @@ func errString(err error) string {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }

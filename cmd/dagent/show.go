@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dagent-dev/dagent/progress"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -243,7 +244,7 @@ func writeShow(w io.Writer, r *durable.Run, f showFlags) error {
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
 	for _, id := range r.Order {
 		v := r.Tasks[id]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, round(v.Duration), prose.Excerpt(taskWhy(v, live, status), 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, progress.Round(v.Duration), prose.Excerpt(taskWhy(v, live, status), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -251,7 +252,7 @@ func writeShow(w io.Writer, r *durable.Run, f showFlags) error {
 	if !f.noOutputs {
 		for _, id := range r.Order {
 			if out := r.Tasks[id].Output; len(out) > 0 && string(out) != "null" {
-				fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(textOf(out), "\n"))
+				fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(progress.Text(out), "\n"))
 			}
 		}
 	}
@@ -278,10 +279,10 @@ func writeHeader(w io.Writer, r *durable.Run, utc bool) (live bool, err error) {
 	fmt.Fprintf(w, "run %s  %s\n", r.ID, status)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "started\t%s\n", stamp(r.Created, utc))
-	fmt.Fprintf(tw, "updated\t%s (%s later)\n", stamp(r.Updated, utc), round(r.Updated.Sub(r.Created)))
+	fmt.Fprintf(tw, "updated\t%s (%s later)\n", stamp(r.Updated, utc), progress.Round(r.Updated.Sub(r.Created)))
 	switch o := r.Record.Owner; {
 	case live:
-		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, stamp(o.Started, utc), round(time.Since(o.Heartbeat)))
+		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, stamp(o.Started, utc), progress.Round(time.Since(o.Heartbeat)))
 	case status == statusInterrupted:
 		fmt.Fprintf(tw, "owner\tnone alive: its process died while it ran; dagent resume %s goes on with it\n", r.ID)
 	}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/dagent-dev/dagent/progress"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -58,7 +58,7 @@ func rendered(r *durable.Run, input string) string {
 			b.WriteString(input[ref.Start:ref.End])
 			continue
 		}
-		if val, ok := lookupPath(out, ref.Path); ok {
+		if val, ok := jsonv.Lookup(out, ref.Path); ok {
 			b.WriteString(jsonv.Text(val))
 		} else {
 			b.WriteString(input[ref.Start:ref.End])
@@ -66,31 +66,6 @@ func rendered(r *durable.Run, input string) string {
 	}
 	b.WriteString(input[last:])
 	return b.String()
-}
-
-// lookupPath follows a dotted path into a decoded output, as the runner's
-// templates do.
-func lookupPath(v any, path string) (any, bool) {
-	for path != "" {
-		var key string
-		key, path, _ = strings.Cut(path, ".")
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[key]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(key)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 type jsonTask struct {
@@ -149,7 +124,7 @@ func writeTask(w io.Writer, r *durable.Run, f showFlags) error {
 	fmt.Fprintf(tw, "attempts\t%d\n", v.Attempts)
 	if !v.Started.IsZero() {
 		fmt.Fprintf(tw, "started\t%s\n", stamp(v.Started, f.utc))
-		fmt.Fprintf(tw, "duration\t%s\n", round(v.Duration))
+		fmt.Fprintf(tw, "duration\t%s\n", progress.Round(v.Duration))
 	}
 	if u := v.Tokens; u.Prompt+u.Completion > 0 {
 		fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", u.Prompt, u.Completion)
@@ -167,7 +142,7 @@ func writeTask(w io.Writer, r *durable.Run, f showFlags) error {
 		fmt.Fprintf(w, "\n== input ==\n%s\n", strings.TrimRight(rendered(r, pt.Input), "\n"))
 	}
 	if out := v.Output; !f.noOutputs && len(out) > 0 && string(out) != "null" {
-		fmt.Fprintf(w, "\n== output ==\n%s\n", strings.TrimRight(textOf(out), "\n"))
+		fmt.Fprintf(w, "\n== output ==\n%s\n", strings.TrimRight(progress.Text(out), "\n"))
 	}
 	tl := timeline{runID: r.ID, utc: f.utc}
 	header := false
@@ -210,7 +185,7 @@ func writeReviews(w io.Writer, r *durable.Run, noOutputs bool) {
 		}
 		for _, dep := range pt.DependsOn {
 			if out := r.Tasks[dep].Output; len(out) > 0 && string(out) != "null" {
-				fmt.Fprintf(w, "  it reviews %s:\n%s\n", dep, indent(indent(textOf(out))))
+				fmt.Fprintf(w, "  it reviews %s:\n%s\n", dep, indent(indent(progress.Text(out))))
 			}
 		}
 	}

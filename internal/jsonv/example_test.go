@@ -67,3 +67,14 @@ func ExampleAppendString() {
 	fmt.Println(string(append(b, '}')))
 	// Output: {"kind":"say \"hi\" <b>"}
 }
+
+func ExampleLookup() {
+	v, _ := jsonv.DecodeBytes([]byte(`{"rows": [{"name": "a"}, {"name": "b"}]}`))
+	name, ok := jsonv.Lookup(v, "rows.1.name")
+	fmt.Println(name, ok)
+	_, ok = jsonv.Lookup(v, "rows.2.name")
+	fmt.Println(ok)
+	// Output:
+	// b true
+	// false
+}

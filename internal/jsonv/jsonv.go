@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -213,4 +215,30 @@ func Text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// Lookup follows a dotted path into JSON-shaped data, as a task's
+// templates read a result: object keys, and indexes for arrays. An empty
+// path is the value itself; a step that does not exist reports false.
+func Lookup(v any, path string) (any, bool) {
+	for path != "" {
+		var key string
+		key, path, _ = strings.Cut(path, ".")
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[key]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }
