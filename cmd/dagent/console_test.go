@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -172,30 +171,6 @@ func mask(out []string, dir string, unordered bool) string {
 		slices.Sort(lines)
 	}
 	return strings.Join(lines, "\n")
-}
-
-var dagentBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "dagent-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "dagent")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
-
-// binary builds dagent once for the tests that run it as a process.
-func binary(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command to build dagent with")
-	}
-	bin, err := dagentBin()
-	require.NoError(t, err)
-	return bin
 }
 
 func TestDocsConsole(t *testing.T) {
