@@ -36,12 +36,12 @@ import (
 //	<!-- console: before: COMMAND --> COMMAND runs first, unseen (a run for the block to show, say)
 //
 // Run ids, durations, times, process ids, the host's name and the scratch
-// directory's path are masked before outputs are compared, and runs of
-// spaces count as one. A run id the page printed stands, in the commands
-// after it, for the id the real run printed at the same place (its first
-// 15 characters, the time, too). With -update, the sessions' outputs are
-// rewritten from what dagent prints, and the run ids of their commands
-// with them.
+// directory's path (which a page may write as a short /tmp/NAME) are
+// masked before outputs are compared, and runs of spaces count as one. A
+// run id the page printed stands, in the commands after it, for the id the
+// real run printed at the same place (its first 15 characters, the time,
+// too). With -update, the sessions' outputs are rewritten from what dagent
+// prints, and the run ids of their commands with them.
 
 // consolePages are the pages whose sessions run.
 var consolePages = []string{"../../README.md", "../../docs/durability.md", "../../docs/lint.md", "../../docs/llm.md",
@@ -56,6 +56,8 @@ var (
 	}{
 		{regexp.MustCompile(`\b\d{8}T\d{6}-[0-9a-f]{8}\b`), "RUN"},
 		{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}| [A-Z]{3,5})?`), "TIME"},
+		{regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}\.\d{3}\b`), "CLOCK"},
+		{regexp.MustCompile(`(^|[\s"'=(])/tmp/[\w.-]+(/\d{3})?`), "${1}DIR"},
 		{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ms|s|m))*\b`), "DUR"},
 		{regexp.MustCompile(`"(duration_ns|duration_ms|started|committed|time)": ?-?\d+`), `"$1": N`},
 		{regexp.MustCompile(`\b(process|pid) \d+`), "$1 PID"},
