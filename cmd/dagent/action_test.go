@@ -65,9 +65,7 @@ func TestAction(t *testing.T) {
 	assert.Equal(t, "${{ inputs.sarif-file }}", upload)
 	require.NotEmpty(t, lint)
 
-	bin := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "dagent"), ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := filepath.Dir(binary(t))
 
 	work := tree(t, map[string]string{
 		"plans/good.json": `{"tasks": [{"id": "a", "input": "List the files of the repository"}]}`,

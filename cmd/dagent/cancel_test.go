@@ -23,13 +23,7 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds dagent and runs it as processes; skipped with -short")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build dagent with")
-	}
-	bin := filepath.Join(t.TempDir(), "dagent")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := binary(t)
 
 	dir := t.TempDir()
 	reg, log := workRegistry(t, dir)
@@ -53,7 +47,7 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	follow.Stdout = &followed
 	require.NoError(t, follow.Start())
 
-	out, err = exec.Command(bin, "runs", "prune", "--db", db, "--before", "0s", "--status", "interrupted").CombinedOutput()
+	out, err := exec.Command(bin, "runs", "prune", "--db", db, "--before", "0s", "--status", "interrupted").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "deleted 0 runs", "the running run is kept")
 

@@ -29,14 +29,7 @@ func TestJournalProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds dagent and runs it as processes; skipped with -short")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build dagent with")
-	}
-	bin := filepath.Join(t.TempDir(), "dagent")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := binary(t)
 
 	t.Run("crash", func(t *testing.T) { testCrashes(t, bin) })
 	t.Run("replan crash", func(t *testing.T) { testReplanCrashes(t, bin) })

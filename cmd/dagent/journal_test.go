@@ -17,14 +17,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// testDir is TestMain's temporary directory, removed when the tests end.
+var testDir string
+
 // TestMain journals the runs of the tests that give no --db in a
-// temporary database, so that no test writes .dagent/ into this directory.
+// temporary database, so that no test writes .dagent/ into this directory,
+// and keeps there what the tests share (the dagent binary, see binary).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dagent-test-journal-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	testDir = dir
 	os.Setenv(envDB, filepath.Join(dir, "dagent.db"))
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -39,10 +39,6 @@ func TestLiveView(t *testing.T) {
 	if err != nil {
 		t.Skip("no tmux to run dagent on a terminal")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build dagent with")
-	}
 	dir := writeFiles(t, map[string]string{
 		"registry.yaml": liveRegistry,
 		"plan.json": `{"tasks": [
@@ -51,9 +47,7 @@ func TestLiveView(t *testing.T) {
 			{"id": "evil", "agent": "clip", "input": "x", "on_failure": "skip", "critical": false},
 			{"id": "sum", "agent": "quick", "input": "x", "depends_on": ["slow", "quick"]}]}`,
 	})
-	bin := filepath.Join(dir, "dagent")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := binary(t)
 
 	for _, colour := range []bool{true, false} {
 		t.Run(map[bool]string{true: "colour", false: "NO_COLOR"}[colour], func(t *testing.T) {

@@ -14,6 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// Updating reports whether the tests run with -update: whether files that
+// hold expected output are to be rewritten rather than compared.
+func Updating() bool { return *update }
+
 // Check compares got with the file at path, or rewrites the file under
 // -update.
 func Check(t testing.TB, path string, got []byte) {
