@@ -28,7 +28,7 @@ import (
 // status (0 without one). "$ cat FILE" shows a file: the scratch
 // directory gets FILE with the content shown, for the commands after it.
 //
-// A comment on the line right before a block's opening fence directs it:
+// Comments on the lines right before a block's opening fence direct it:
 //
 //	<!-- file: NAME -->              the block is the file NAME, written into the scratch directory
 //	<!-- console: skip: REASON -->   the session is not run, for the reason given
@@ -90,12 +90,13 @@ func parseConsole(t *testing.T, page string, lines []string) []*consoleBlock {
 	t.Helper()
 	var blocks []*consoleBlock
 	var cur *consoleBlock
-	pending := ""
+	var pending []string // the directives on the lines right before a fence
 	for i, l := range lines {
 		switch {
 		case cur == nil && strings.HasPrefix(l, "```"):
 			b := &consoleBlock{line: i + 1}
-			if m := directive.FindStringSubmatch(pending); m != nil {
+			for _, d := range pending {
+				m := directive.FindStringSubmatch(d)
 				switch {
 				case m[1] == "file":
 					b.file = strings.TrimSpace(m[2])
@@ -107,7 +108,7 @@ func parseConsole(t *testing.T, page string, lines []string) []*consoleBlock {
 				case strings.HasPrefix(m[2], "before:"):
 					b.before = strings.TrimSpace(strings.TrimPrefix(m[2], "before:"))
 				default:
-					t.Fatalf("%s:%d: unknown directive %q", page, i, pending)
+					t.Fatalf("%s:%d: unknown directive %q", page, i, d)
 				}
 			}
 			if l == "```console" || b.file != "" {
@@ -146,8 +147,12 @@ func parseConsole(t *testing.T, page string, lines []string) []*consoleBlock {
 				s.want = append(s.want, l)
 			}
 		}
-		if cur == nil {
-			pending = l
+		switch {
+		case cur != nil:
+		case directive.MatchString(l):
+			pending = append(pending, l)
+		default:
+			pending = nil
 		}
 	}
 	return blocks
