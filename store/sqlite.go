@@ -1016,10 +1016,7 @@ func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(O
 		o.Heartbeat = now
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		} else if err != nil {
+		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
 		cur, err := leaseOf(ctx, tx, runID)
@@ -1088,10 +1085,7 @@ func (s *SQLite) RecordProcess(ctx context.Context, runID string, p Process) err
 // ForgetProcesses implements [Store].
 func (s *SQLite) ForgetProcesses(ctx context.Context, runID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		} else if err != nil {
+		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM processes WHERE run_id = ?`, runID)
