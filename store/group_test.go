@@ -211,25 +211,24 @@ func TestJournalBatchesOutgrowConcurrency(t *testing.T) {
 	createRun(t, s, "r", p)
 	g := newGatedStore(s)
 	j := store.NewJournal(g, "r")
-	var ran atomic.Int32
-	allRan := make(chan struct{})
-	counting := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
-		if ran.Add(1) == n {
-			close(allRan)
-		}
+	// A task has run for this test once its commit is handed to the
+	// journal: counting in the worker would release the transaction while
+	// the last task's commit is still on its way.
+	handed := &countingJournal{Journal: j, n: n, all: make(chan struct{})}
+	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
 		return agent.Result{Output: "ok"}, nil
 	})
 	var atRelease int32
 	go func() {
 		<-g.entered
 		select {
-		case <-allRan:
+		case <-handed.all:
 		case <-time.After(5 * time.Second):
 		}
-		atRelease = ran.Load()
+		atRelease = handed.count.Load()
 		close(g.release)
 	}()
-	rn := runner.New(runner.WithAgent("noop", counting), runner.WithConcurrency(2), runner.WithJournal(j))
+	rn := runner.New(runner.WithAgent("noop", noop), runner.WithConcurrency(2), runner.WithJournal(handed))
 	res, err := rn.RunPlan(ctx, p, runner.WithRunID("r"))
 	require.NoError(t, err)
 	require.Equal(t, runner.StatusCompleted, res.Status)
@@ -237,4 +236,20 @@ func TestJournalBatchesOutgrowConcurrency(t *testing.T) {
 	defer g.mu.Unlock()
 	assert.EqualValues(t, n, atRelease, "every task ran while the first transaction was in flight")
 	assert.LessOrEqual(t, len(g.batches), 2, "%v", g.batches)
+}
+
+// countingJournal closes all once n commits have been handed to the
+// journal.
+type countingJournal struct {
+	*store.Journal
+	n     int32
+	count atomic.Int32
+	all   chan struct{}
+}
+
+func (c *countingJournal) CommitAsync(ctx context.Context, cm runner.Commit, done func(error)) {
+	c.Journal.CommitAsync(ctx, cm, done)
+	if c.count.Add(1) == c.n {
+		close(c.all)
+	}
 }
