@@ -62,10 +62,10 @@ var numberOnlyKeys = []string{"priority"}
 func (f field) String() string { return taskKeys[f][0] }
 
 type alias struct {
-	field      field
-	rank       int
-	key        string
-	only       byte // the kind of value the key needs to mean its field; 0: any (see objectOnlyKeys, numberOnlyKeys)
+	field field
+	rank  int
+	key   string
+	only  byte // the kind of value the key needs to mean its field; 0: any (see objectOnlyKeys, numberOnlyKeys)
 }
 
 // taskAliasesByLen holds every accepted task key with its field and
