@@ -32,6 +32,13 @@ var answerSchema = sync.OnceValue(func() json.RawMessage {
 	// The plan's definitions move to the envelope's root, where the plan's
 	// "#/$defs/..." references find them.
 	defs := ps["$defs"]
+	// A priority orders tasks under the host's concurrency and its
+	// workers' caps, which the planner does not see: the host sets it.
+	if task, ok := defs.(map[string]any)["Task"].(map[string]any); ok {
+		if props, ok := task["properties"].(map[string]any); ok {
+			delete(props, "priority")
+		}
+	}
 	delete(ps, "$defs")
 	delete(ps, "$schema")
 	delete(ps, "$id")

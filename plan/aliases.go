@@ -23,6 +23,7 @@ const (
 	fieldInputs
 	fieldParams
 	fieldOutputSchema
+	fieldPriority
 	numFields
 )
 
@@ -44,6 +45,7 @@ var taskKeys = [numFields][]string{
 	fieldInputs:                {"inputs"},
 	fieldParams:                {"params", "parameters"},
 	fieldOutputSchema:          {"output_schema", "outputSchema", "response_schema", "output_format", "schema"},
+	fieldPriority:              {"priority"},
 }
 
 // objectOnlyKeys are task aliases whose names LLMs also use for other
@@ -52,13 +54,18 @@ var taskKeys = [numFields][]string{
 // unknown key, dropped and recorded, rather than a problem.
 var objectOnlyKeys = []string{"output_format", "schema"}
 
+// numberOnlyKeys are task keys that mean their field only when their value
+// is a number: LLMs write "priority": "high" as a note to the reader, which
+// is no ordering the runner can follow.
+var numberOnlyKeys = []string{"priority"}
+
 func (f field) String() string { return taskKeys[f][0] }
 
 type alias struct {
-	field      field
-	rank       int
-	key        string
-	objectOnly bool // see objectOnlyKeys
+	field field
+	rank  int
+	key   string
+	only  byte // the kind of value the key needs to mean its field; 0: any (see objectOnlyKeys, numberOnlyKeys)
 }
 
 // taskAliasesByLen holds every accepted task key with its field and
@@ -71,7 +78,14 @@ var taskAliasesByLen = func() [][]alias {
 			for len(byLen) <= len(k) {
 				byLen = append(byLen, nil)
 			}
-			byLen[len(k)] = append(byLen[len(k)], alias{field(f), rank, k, slices.Contains(objectOnlyKeys, k)})
+			a := alias{field: field(f), rank: rank, key: k}
+			switch {
+			case slices.Contains(objectOnlyKeys, k):
+				a.only = '{'
+			case slices.Contains(numberOnlyKeys, k):
+				a.only = '0'
+			}
+			byLen[len(k)] = append(byLen[len(k)], a)
 		}
 	}
 	return byLen

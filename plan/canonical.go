@@ -24,6 +24,7 @@ type taskJSON struct {
 	Inputs                map[string]InputRef `json:"inputs,omitempty"`
 	Params                map[string]any      `json:"params,omitempty"`
 	OutputSchema          json.RawMessage     `json:"output_schema,omitempty"`
+	Priority              int                 `json:"priority,omitempty"`
 }
 
 // canonical is the task's canonical JSON, to encode.
@@ -33,6 +34,7 @@ func (t *Task) canonical() taskJSON {
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
 		Verification: t.Verification, OnVerificationFailure: t.OnVerificationFailure,
 		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema,
+		Priority: t.Priority,
 	}
 	if j.DependsOn == nil {
 		j.DependsOn = []string{}

@@ -369,8 +369,8 @@ func (p *parser) task(obj node, name string, inherit []string) Task {
 		if !ok && bytes.IndexByte(quoted, '\\') >= 0 {
 			a, ok = taskAlias([]byte(unquote(quoted)))
 		}
-		if ok && a.objectOnly && v.kind != '{' && !v.isNull() {
-			ok = false // "output_format": "markdown" is no output schema
+		if ok && a.only != 0 && v.kind != a.only && !v.isNull() {
+			ok = false // "output_format": "markdown" is no output schema, "priority": "high" no priority
 		}
 		k := a.key
 		switch {
@@ -453,6 +453,12 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 			t.MaxRetries = n
 		} else {
 			p.problems.add(CodeInvalidMaxRetries, id, name, p.pos(v), fmt.Sprintf("max_retries must be a non-negative integer, found %s", p.show(v)))
+		}
+	case fieldPriority:
+		if n, ok := p.integer(v); ok {
+			t.Priority = n
+		} else {
+			p.problems.add(CodeInvalidField, id, name, p.pos(v), fmt.Sprintf("priority must be an integer, found %s", p.show(v)))
 		}
 	case fieldCritical:
 		// Only an explicit false means false: a task is critical unless
@@ -573,6 +579,15 @@ func (p *parser) count(v node) (int, bool) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(v.text()), 64)
 	if err != nil || !(f >= 0 && f <= math.MaxInt32) || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// integer reads a number that is an integer of int32's range.
+func (p *parser) integer(v node) (int, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v.text()), 64)
+	if err != nil || !(f >= math.MinInt32 && f <= math.MaxInt32) || f != float64(int64(f)) {
 		return 0, false
 	}
 	return int(f), true

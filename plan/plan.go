@@ -70,6 +70,10 @@ type Task struct {
 	// compact; nil means the task has none and its result is free-form.
 	// [Plan.Validate] checks that it is a JSON object within [Limits.MaxInputBytes].
 	OutputSchema json.RawMessage
+	// Priority orders the tasks ready to start at once: a higher one
+	// starts first, and tasks of equal priority start in plan order. The
+	// default, 0, leaves the task in plan order.
+	Priority int
 	// Pos is where the task starts in the parsed source; zero when the task
 	// was built in Go.
 	Pos Position

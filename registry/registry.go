@@ -43,6 +43,12 @@ type Worker struct {
 	Preconditions []string
 	// Timeout bounds one attempt; zero leaves it to the runner.
 	Timeout time.Duration
+	// MaxConcurrency bounds the attempts of the worker that run at once in
+	// one run, retries included, for a worker that calls a rate-limited
+	// API or a site that must be hit one at a time; zero means no bound
+	// but the runner's. Tasks that wait for the worker hold no place of
+	// the runner's concurrency (see [github.com/dagent-dev/dagent/runner]).
+	MaxConcurrency int
 	// Agent does the work; [Registry.Register] refuses a worker without
 	// one, so the zero Worker is not registrable.
 	Agent agent.Agent
@@ -189,6 +195,9 @@ func (r *Registry) Register(name string, w Worker) error {
 	}
 	if w.Timeout < 0 {
 		return fmt.Errorf("register worker %q: the timeout %s is negative", name, w.Timeout)
+	}
+	if w.MaxConcurrency < 0 {
+		return fmt.Errorf("register worker %q: max concurrency %d is negative", name, w.MaxConcurrency)
 	}
 	seen := make(map[string]bool, len(w.Outputs))
 	for i, o := range w.Outputs {

@@ -26,6 +26,7 @@ func TestRegisterErrors(t *testing.T) {
 		{"", Worker{Agent: okAgent}, "register worker: the name is empty"},
 		{"w", Worker{}, `register worker "w": the agent is nil`},
 		{"w", Worker{Agent: okAgent, Timeout: -time.Second}, `register worker "w": the timeout -1s is negative`},
+		{"w", Worker{Agent: okAgent, MaxConcurrency: -1}, `register worker "w": max concurrency -1 is negative`},
 		{"w", Worker{Agent: okAgent, Outputs: []string{"a", ""}}, `register worker "w": output 2 is empty`},
 		{"w", Worker{Agent: okAgent, Outputs: []string{"a", "b", "a"}}, `register worker "w": output "a" is declared twice`},
 		{"w", Worker{Agent: okAgent, Preconditions: []string{"true", "(frob data/input)"}}, `register worker "w": precondition 2: 1:2: unknown function frob`},

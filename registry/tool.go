@@ -41,6 +41,12 @@ type Tool struct {
 	Parameters json.RawMessage
 	// Timeout bounds one call; zero leaves only the attempt's own deadline.
 	Timeout time.Duration
+	// MaxConcurrency bounds the calls of the tool that run at once, from
+	// every agent that calls it through this registry; zero means no
+	// bound. A call waits for a place, as long as its context allows: the
+	// wait counts against Timeout. [Registry.LookupTool] returns a Run
+	// that keeps the bound.
+	MaxConcurrency int
 	// Run does the work. [agent.Command.CallTool] makes a program a tool.
 	// [Registry.RegisterTool] refuses a tool without one, so the zero Tool
 	// is not registrable.
@@ -75,11 +81,17 @@ func (r *Registry) RegisterTool(name string, t Tool) error {
 	if t.Timeout < 0 {
 		return fmt.Errorf("register tool %q: the timeout %s is negative", name, t.Timeout)
 	}
+	if t.MaxConcurrency < 0 {
+		return fmt.Errorf("register tool %q: max concurrency %d is negative", name, t.MaxConcurrency)
+	}
 	params, schema, err := toolschema.Compile(t.Parameters)
 	if err != nil {
 		return fmt.Errorf("register tool %q: parameters: %w", name, err)
 	}
 	t.Parameters = params
+	if t.MaxConcurrency > 0 {
+		t.Run = bounded(t.Run, t.MaxConcurrency)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.tools[name]; ok {
@@ -90,6 +102,21 @@ func (r *Registry) RegisterTool(name string, t Tool) error {
 	}
 	r.tools[name] = registeredTool{Tool: t, schema: schema}
 	return nil
+}
+
+// bounded returns run, of which at most n calls run at once; a call waits
+// for a place until ctx ends.
+func bounded(run ToolFunc, n int) ToolFunc {
+	places := make(chan struct{}, n)
+	return func(ctx context.Context, args json.RawMessage) (string, error) {
+		select {
+		case places <- struct{}{}:
+		case <-ctx.Done():
+			return "", fmt.Errorf("waiting for a place: the tool runs at most %d calls at once: %w", n, context.Cause(ctx))
+		}
+		defer func() { <-places }()
+		return run(ctx, args)
+	}
 }
 
 // LookupTool returns the tool registered under name. Its Parameters are a

@@ -27,6 +27,7 @@ func TestRegisterToolErrors(t *testing.T) {
 		{name: strings.Repeat("a", 65), want: `register tool "` + strings.Repeat("a", 65) + `": a tool name must be 1 to 64 ASCII letters, digits, "_" or "-"`},
 		{name: "t", tool: Tool{}, want: `register tool "t": Run is nil`},
 		{name: "t", tool: Tool{Run: noopTool, Timeout: -time.Second}, want: `register tool "t": the timeout -1s is negative`},
+		{name: "t", tool: Tool{Run: noopTool, MaxConcurrency: -2}, want: `register tool "t": max concurrency -2 is negative`},
 		{name: "t", params: `{"type":`, want: `register tool "t": parameters: the schema is not JSON: unexpected end of JSON input`},
 		{name: "t", params: `[{"type": "object"}]`, want: `register tool "t": parameters: the schema must be a JSON object such as {"type": "object", "properties": {...}}, not an array`},
 		{name: "t", params: `null`, want: `register tool "t": parameters: the schema must be a JSON object such as {"type": "object", "properties": {...}}, not null`},

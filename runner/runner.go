@@ -62,6 +62,7 @@ type binding struct {
 	agent   agent.Agent
 	worker  *registry.Worker // the registry worker, for its preconditions
 	timeout time.Duration
+	limit   *limit // the worker's bound on its attempts at once; nil: none
 }
 
 // checks are a task's compiled predicate and output schema.
@@ -97,9 +98,12 @@ type run struct {
 	bus      *bus
 	ctx      context.Context
 
-	mu      sync.Mutex
-	ready   []int // tasks that may start now, from head on
-	head    int
+	mu    sync.Mutex
+	ready []int // tasks that may start now, from head on; a heap when ordered
+	head  int
+	// ordered is set when a task of the plan has a priority: ready is then
+	// a heap, and a phase's tasks are sorted when it starts.
+	ordered bool
 	byPhase [][]int   // Phased: tasks ready to start when their phase comes
 	phase   int       // Phased: the phase under way; -1 before the first
 	begun   time.Time // Phased: when the phase under way started
@@ -305,6 +309,7 @@ func (r *run) bind() error {
 	}
 	binds := make(map[key]*binding)
 	built := make(map[string]agent.Agent)
+	limits := make(map[string]*limit) // by worker: its tasks of every timeout share one
 	var (
 		last    *binding // tasks in a row mostly share one
 		lastKey key
@@ -338,6 +343,12 @@ func (r *run) bind() error {
 				var err error
 				if b, err = r.binding(t.Agent, t.Timeout, built); err != nil {
 					return fmt.Errorf("task %s: %w", t.ID, err)
+				}
+				if b.worker != nil && b.worker.MaxConcurrency > 0 {
+					if limits[t.Agent] == nil {
+						limits[t.Agent] = &limit{max: b.worker.MaxConcurrency}
+					}
+					b.limit = limits[t.Agent]
 				}
 				binds[k] = b
 			}
@@ -397,6 +408,12 @@ func (r *run) agentFor(name string, built map[string]agent.Agent) (agent.Agent, 
 func (r *run) link() {
 	n := len(r.state)
 	r.waits = make([]int32, n)
+	for i := range r.p.Tasks {
+		if r.p.Tasks[i].Priority != 0 {
+			r.ordered = true
+			break
+		}
+	}
 	if r.schedule == Eager {
 		r.ready = make([]int, 0, n)
 	} else {

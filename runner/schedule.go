@@ -87,6 +87,10 @@ func (r *run) advance(now time.Time) bool {
 			}
 			r.phase, r.begun = k, now
 			r.ready, r.head, r.byPhase[k] = r.byPhase[k], 0, nil
+			if r.ordered {
+				// Sorted, the phase's tasks are a heap already.
+				slices.SortFunc(r.ready, r.compare)
+			}
 			g := new(errgroup.Group)
 			g.SetLimit(r.concurrency)
 			r.join(g)
@@ -131,17 +135,70 @@ func (r *run) spawn(now time.Time) {
 }
 
 // take returns the next task to start, marked running and started at now,
-// or -1 when none may start. The caller holds mu.
+// or -1 when none may start. A ready task whose worker runs as many
+// attempts as it may is parked with the worker's limit, holding no place,
+// and the next one is taken. The caller holds mu.
 func (r *run) take(now time.Time) int {
-	if r.head == len(r.ready) || r.stopped() {
+	if r.stopped() {
 		return -1
 	}
-	i := r.ready[r.head]
-	r.head++
-	r.running++
-	res := &r.state[i].res
-	res.Status, res.Started = TaskRunning, now
+	for r.head < len(r.ready) {
+		i := r.pop()
+		st := &r.state[i]
+		if st.bind != nil && st.bind.limit != nil {
+			l := st.bind.limit
+			if l.running == l.max {
+				l.parked = pushHeap(l.parked, i, r.less)
+				continue
+			}
+			l.running++
+		}
+		r.running++
+		st.res.Status, st.res.Started = TaskRunning, now
+		return i
+	}
+	return -1
+}
+
+// pop removes the next ready task: the first in order of readiness, or
+// when ordered the first by priority. The caller holds mu, and a task is
+// ready.
+func (r *run) pop() int {
+	if !r.ordered {
+		i := r.ready[r.head]
+		r.head++
+		return i
+	}
+	var i int
+	i, r.ready = popHeap(r.ready, r.less)
 	return i
+}
+
+// unlimit gives back the place task i held with its worker's limit, and
+// makes ready the first task parked there, unless the run stopped. The
+// caller holds mu.
+func (r *run) unlimit(i int) {
+	b := r.state[i].bind
+	if b == nil || b.limit == nil {
+		return
+	}
+	l := b.limit
+	l.running--
+	if len(l.parked) == 0 || r.stopped() {
+		return
+	}
+	var j int
+	j, l.parked = popHeap(l.parked, r.less)
+	switch {
+	case r.ordered:
+		r.ready = pushHeap(r.ready, j, r.less)
+	case r.head > 0:
+		// It was ready before every task behind head: it goes first.
+		r.head--
+		r.ready[r.head] = j
+	default:
+		r.ready = slices.Insert(r.ready, 0, j)
+	}
 }
 
 // work runs task i on job j, then every task it takes after it, until the
@@ -172,6 +229,7 @@ func (r *run) resume(j *job, n int, x reply) {
 func (r *run) finish(j *job, o *outcome) int {
 	if aj, ok := r.journal.(AsyncJournal); ok && r.journals(o) {
 		r.mu.Lock()
+		r.unlimit(o.i)
 		r.running--
 		r.committing++
 		r.mu.Unlock()
@@ -187,6 +245,7 @@ func (r *run) finish(j *job, o *outcome) int {
 	// One reading of the clock ends this task and starts the next.
 	now := time.Now()
 	r.settle(o, now)
+	r.unlimit(o.i)
 	r.running--
 	return r.carryOn(j, now)
 }
@@ -249,7 +308,11 @@ func (r *run) enqueue(i int) {
 		if r.head == len(r.ready) {
 			r.ready, r.head = r.ready[:0], 0
 		}
-		r.ready = append(r.ready, i)
+		if r.ordered {
+			r.ready = pushHeap(r.ready, i, r.less)
+		} else {
+			r.ready = append(r.ready, i)
+		}
 		return
 	}
 	k := r.d.Level(i)

@@ -42,7 +42,7 @@ const maxRegistryBytes = 4 << 20
 const maxExpandedBytes = 4 * maxRegistryBytes
 
 // workerKeys are the settings of a worker in a registry file.
-var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_output", "outputs", "pass_env", "preconditions", "timeout"}
+var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_concurrency", "max_output", "outputs", "pass_env", "preconditions", "timeout"}
 
 // Load reads the registry file of the CLI, YAML or JSON, with
 // workers, tools or both:
@@ -57,6 +57,7 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 //	    timeout: 2m
 //	    kill_grace: 10s
 //	    max_output: 64MiB
+//	    max_concurrency: 2
 //	    env: {GOFLAGS: "-mod=mod"}
 //	    pass_env: [GOPROXY, "AWS_*"]
 //	tools:
@@ -69,6 +70,7 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 //	    command: ["./tools/search", "--json"]
 //	    dir: .
 //	    timeout: 30s
+//	    max_concurrency: 1
 //	    env: {INDEX: docs.idx}
 //
 // Each worker runs as an [agent.Command]. A program gets the base
@@ -79,7 +81,10 @@ var workerKeys = []string{"command", "description", "dir", "env", "kill_grace", 
 // cancelled it gets SIGTERM, and SIGKILL kill_grace later ("0s": at once;
 // default [agent.DefaultKillGrace]). Its standard output may hold
 // max_output bytes, written as a number or with a unit ("64MiB", "500KB";
-// default [agent.DefaultMaxOutput], at most 1GiB). Each tool is a Command called
+// default [agent.DefaultMaxOutput], at most 1GiB). max_concurrency
+// bounds the attempts of a worker, or the calls of a tool, that run at
+// once ([registry.Worker.MaxConcurrency], [registry.Tool.MaxConcurrency]).
+// Each tool is a Command called
 // with [agent.Command.CallTool]: the arguments object on standard input,
 // its standard output the text the model reads. A tool's parameters are a
 // JSON Schema of an object, written as a map; without them any object is
@@ -437,6 +442,8 @@ func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error)
 			w.Preconditions, err = l.preconditions(who, v)
 		case "timeout":
 			w.Timeout, err = l.timeout(who, v)
+		case "max_concurrency":
+			w.MaxConcurrency, err = l.maxConcurrency(who, v)
 		}
 		if err != nil {
 			return registry.Worker{}, err
@@ -471,7 +478,7 @@ func (l *loader) commandField(who, field string, v *yaml.Node, cmd *agent.Comman
 }
 
 // toolKeys are the settings of a tool in a registry file.
-var toolKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_output", "parameters", "pass_env", "timeout"}
+var toolKeys = []string{"command", "description", "dir", "env", "kill_grace", "max_concurrency", "max_output", "parameters", "pass_env", "timeout"}
 
 // tools reads the "tools" map into r.
 func (l *loader) tools(r *registry.Registry, m *yaml.Node) error {
@@ -527,6 +534,8 @@ func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 			t.Parameters, err = l.parameters(who, v)
 		case "timeout":
 			t.Timeout, err = l.timeout(who, v)
+		case "max_concurrency":
+			t.MaxConcurrency, err = l.maxConcurrency(who, v)
 		}
 		if err != nil {
 			return registry.Tool{}, err
@@ -844,6 +853,27 @@ func (l *loader) timeout(who string, n *yaml.Node) (time.Duration, error) {
 		return 0, l.errorf(n, who, "timeout %q is negative", n.Value)
 	}
 	return d, nil
+}
+
+// maxConcurrencyLimit bounds max_concurrency: far above any concurrency
+// a host runs with, and a count no platform overflows.
+const maxConcurrencyLimit = 1 << 20
+
+// maxConcurrency reads how many attempts of a worker, or calls of a tool,
+// may run at once.
+func (l *loader) maxConcurrency(who string, n *yaml.Node) (int, error) {
+	const usage = "a whole number of 1 or more, e.g. 1 for one at a time"
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, l.errorf(n, who, "max_concurrency must be %s, not %s", usage, describe(n))
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil || v > maxConcurrencyLimit {
+		return 0, l.errorf(n, who, "max_concurrency %s is more than %d", n.Value, maxConcurrencyLimit)
+	}
+	if v < 1 {
+		return 0, l.errorf(n, who, "max_concurrency must be %s, not %s; leave it out for no bound", usage, n.Value)
+	}
+	return int(v), nil
 }
 
 // article puts "a" or "an" before noun.

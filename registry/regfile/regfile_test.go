@@ -128,7 +128,7 @@ func TestParseRegistryErrors(t *testing.T) {
 		{"worker string", "workers:\n  w: go vet\n", `line 2: worker "w": the settings must be a map with at least a command, not a string`},
 		{"worker null", "workers:\n  w:\n", `line 2: worker "w": the settings must be a map with at least a command, not null`},
 		{"unknown key", w + "    comand: [a]\n", `line 3: worker "w": unknown key "comand"; did you mean "command"?`},
-		{"unknown key json", `{"workers": {"w": {"command": ["a"], "retries": 3}}}`, `line 1: worker "w": unknown key "retries"; the keys are command, description, dir, env, kill_grace, max_output, outputs, pass_env, preconditions, timeout`},
+		{"unknown key json", `{"workers": {"w": {"command": ["a"], "retries": 3}}}`, `line 1: worker "w": unknown key "retries"; the keys are command, description, dir, env, kill_grace, max_concurrency, max_output, outputs, pass_env, preconditions, timeout`},
 		{"duplicate key", w + "    command: [a]\n    command: [b]\n", `line 4: worker "w": key "command" appears twice (first at line 3)`},
 		{"no command", w + "    description: d\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
 		{"null command", w + "    command:\n", `line 2: worker "w": no command: give the program and its arguments, e.g. command: ["./check.sh", "--strict"]`},
