@@ -147,7 +147,7 @@ func (r *reviewer) run(checked error) {
 	r.compilePredicates()
 	r.programs()
 	for i := range r.p.Tasks {
-		r.predicate(i)
+		r.predicates(i)
 		r.budget(i)
 		r.gateInputs(i)
 		r.optimism(i)
@@ -309,8 +309,12 @@ func (r *reviewer) unknownKeys() {
 func (r *reviewer) compilePredicates() {
 	var srcs []string
 	for i := range r.p.Tasks {
-		if src := r.p.Tasks[i].Verification; src != "" {
-			srcs = append(srcs, src)
+		t := &r.p.Tasks[i]
+		if t.When != "" {
+			srcs = append(srcs, t.When)
+		}
+		if t.Verification != "" {
+			srcs = append(srcs, t.Verification)
 		}
 	}
 	if r.c.predicates != nil {
@@ -340,9 +344,17 @@ func (r *reviewer) compilePredicates() {
 	}
 }
 
-// predicate reports what checking the task's predicate found.
-func (r *reviewer) predicate(i int) {
-	src := r.p.Tasks[i].Verification
+// predicates reports what checking the task's condition and verification
+// found.
+func (r *reviewer) predicates(i int) {
+	t := &r.p.Tasks[i]
+	r.predicate(i, "when", t.When, "the condition does not compile", "the condition can never hold, so the task never runs")
+	r.predicate(i, "verification", t.Verification, "the predicate does not compile", "the predicate can never pass")
+}
+
+// predicate reports what checking src, the predicate of the task's field,
+// found, each finding after the words that say what it means.
+func (r *reviewer) predicate(i int, field, src, invalid, never string) {
 	if src == "" {
 		return
 	}
@@ -352,9 +364,9 @@ func (r *reviewer) predicate(i int) {
 	}
 	for _, d := range diags {
 		if d.Severity == verify.SeverityError {
-			r.add(i, CheckInvalidPredicate, Critical, "verification", fmt.Sprintf("the predicate does not compile: %s: %s", d.Pos, d.Message))
+			r.add(i, CheckInvalidPredicate, Critical, field, fmt.Sprintf("%s: %s: %s", invalid, d.Pos, d.Message))
 		} else {
-			r.add(i, CheckPredicateNever, Warning, "verification", fmt.Sprintf("the predicate can never pass: %s: %s", d.Pos, d.Message))
+			r.add(i, CheckPredicateNever, Warning, field, fmt.Sprintf("%s: %s: %s", never, d.Pos, d.Message))
 		}
 	}
 }
@@ -406,7 +418,8 @@ func words(s string) []string {
 }
 
 // flow checks that a task uses what it depends on: in a template, through
-// inputs wiring, or by naming it in its input. Gates and reviews receive
+// inputs wiring, by naming it in its input, or in its when condition,
+// which reads its dependencies' results by id. Gates and reviews receive
 // every dependency's output by definition, and a dependency on a human
 // review is a wait for its approval, not a use of its output.
 func (r *reviewer) flow(i int) {
@@ -439,7 +452,7 @@ func (r *reviewer) flow(i int) {
 	}
 	var unused []string
 	for _, d := range t.DependsOn {
-		if !used[d] && !names(t.Input, d) && !slices.Contains(unused, d) {
+		if !used[d] && !names(t.Input, d) && !names(t.When, d) && !slices.Contains(unused, d) {
 			unused = append(unused, d)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dagent-dev/dagent/internal/golden"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -471,6 +472,58 @@ func TestPredicates(t *testing.T) {
 	p.Tasks[2].Verification = "false"
 	never = issuesOf(critic.Review(p), critic.CheckPredicateNever)
 	require.Len(t, never, 1, "the constant false")
+}
+
+// A task's when condition is checked like its verification, under its own
+// field, with the plan's other predicates.
+func TestConditions(t *testing.T) {
+	withWhen := func(srcs ...string) *plan.Plan {
+		p := tasks("a: x", "b: y <- a")
+		p.Tasks[1].When, p.Tasks[1].Verification = srcs[0], srcs[1]
+		return p
+	}
+	for _, tc := range []struct {
+		name, when, verification string
+		want                     []string // check:field:message part
+	}{
+		{name: "a condition that holds", when: `(= (get data/depends "a") "go")`},
+		{name: "a condition that does not compile", when: `(= (get data/depends "a")`,
+			want: []string{critic.CheckInvalidPredicate + ":when:the condition does not compile: 1:1: "}},
+		{name: "an unknown function", when: `(equals (get data/depends "a") "go")`,
+			want: []string{critic.CheckInvalidPredicate + ":when:the condition does not compile: 1:2: unknown function equals"}},
+		{name: "a condition that never holds", when: `false`,
+			want: []string{critic.CheckPredicateNever + ":when:the condition can never hold, so the task never runs: 1:1: "}},
+		{name: "a condition that returns a number", when: `(count data/depends)`,
+			want: []string{critic.CheckPredicateNever + ":when:the condition can never hold, so the task never runs: 1:1: "}},
+		{name: "both fields, each reported, in the report's order", when: `(= 1`, verification: `(= 1`,
+			want: []string{critic.CheckInvalidPredicate + ":verification:the predicate does not compile", critic.CheckInvalidPredicate + ":when:the condition does not compile"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := withWhen(tc.when, tc.verification)
+			for _, opts := range [][]critic.Option{nil, {critic.WithPredicates(verify.NewSet())}} {
+				var got []string
+				for _, is := range critic.Review(p, opts...).Issues {
+					if is.Check == critic.CheckInvalidPredicate || is.Check == critic.CheckPredicateNever {
+						assert.Equal(t, "b", is.TaskID)
+						assert.Equal(t, p.Tasks[1].Pos, is.Pos)
+						got = append(got, is.Check+":"+is.Field+":"+is.Message)
+					}
+				}
+				require.Len(t, got, len(tc.want), "%q", got)
+				for k := range got {
+					assert.Contains(t, got[k], tc.want[k])
+				}
+			}
+		})
+	}
+}
+
+// A dependency the condition names is one the task uses.
+func TestDisconnectedFlowCountsTheCondition(t *testing.T) {
+	p := tasks("triage: x", "page: page the on-call engineer <- triage")
+	assert.Len(t, issuesOf(critic.Review(p), critic.CheckDisconnectedFlow), 1)
+	p.Tasks[1].When = `(= (get-in data/depends ["triage" "severity"]) "high")`
+	assert.Empty(t, issuesOf(critic.Review(p), critic.CheckDisconnectedFlow))
 }
 
 func TestRetryWithoutBudget(t *testing.T) {

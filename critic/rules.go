@@ -260,14 +260,14 @@ var rules = []Rule{
 	{
 		Check:    CheckInvalidPredicate,
 		Title:    "The verification predicate does not compile",
-		Text:     "The task's verification predicate has a syntax error or calls something that does not exist, so its output could never be checked.",
+		Text:     "The task's verification predicate, or its when condition, has a syntax error or calls something that does not exist, so its output could never be checked, or whether it runs never decided.",
 		Fix:      "Fix the predicate; `dagent verify` evaluates one on sample data.",
 		Severity: Critical, Category: "predicate",
 	},
 	{
 		Check:    CheckPredicateNever,
 		Title:    "The verification predicate can never pass",
-		Text:     "The task's verification predicate compiles, but it can never return true, so every attempt of the task would fail verification.",
+		Text:     "The task's verification predicate compiles, but it can never return true, so every attempt of the task would fail verification; or its when condition can never return true, so the task never runs.",
 		Fix:      "Make the predicate return true when the output is good, false or a diagnosis string when not.",
 		Severity: Warning, Category: "predicate",
 	},

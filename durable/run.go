@@ -560,6 +560,11 @@ func (l *launch) precheck() (*verify.Set, error) {
 		if _, done := l.initial[t.ID]; done {
 			continue
 		}
+		if t.When != "" {
+			if _, err := preds.Compile(t.When); err != nil {
+				bad = append(bad, &runner.PredicateError{TaskID: t.ID, Field: "when", Err: err})
+			}
+		}
 		if t.Verification != "" {
 			if _, err := preds.Compile(t.Verification); err != nil {
 				bad = append(bad, &runner.PredicateError{TaskID: t.ID, Err: err})

@@ -24,6 +24,7 @@ const (
 	fieldParams
 	fieldOutputSchema
 	fieldPriority
+	fieldWhen
 	numFields
 )
 
@@ -46,6 +47,7 @@ var taskKeys = [numFields][]string{
 	fieldParams:                {"params", "parameters"},
 	fieldOutputSchema:          {"output_schema", "outputSchema", "response_schema", "output_format", "schema"},
 	fieldPriority:              {"priority"},
+	fieldWhen:                  {"when", "condition", "run_if"},
 }
 
 // objectOnlyKeys are task aliases whose names LLMs also use for other

@@ -14,6 +14,7 @@ type taskJSON struct {
 	Agent                 string              `json:"agent"`
 	Input                 string              `json:"input"`
 	DependsOn             []string            `json:"depends_on"`
+	When                  string              `json:"when,omitempty"`
 	Type                  TaskType            `json:"type"`
 	OnFailure             Policy              `json:"on_failure"`
 	MaxRetries            int                 `json:"max_retries"`
@@ -30,7 +31,7 @@ type taskJSON struct {
 // canonical is the task's canonical JSON, to encode.
 func (t *Task) canonical() taskJSON {
 	j := taskJSON{
-		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn,
+		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn, When: t.When,
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
 		Verification: t.Verification, OnVerificationFailure: t.OnVerificationFailure,
 		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema,

@@ -486,6 +486,8 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		t.Timeout = p.timeout.d
 	case fieldVerification:
 		t.Verification = strings.TrimSpace(p.text(v, id, name, false))
+	case fieldWhen:
+		t.When = strings.TrimSpace(p.text(v, id, name, false))
 	case fieldInputs:
 		t.Inputs = p.inputs(v, id)
 	case fieldParams:

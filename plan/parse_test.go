@@ -136,6 +136,13 @@ func TestParseTaskAliases(t *testing.T) {
 		{"critical", `{"id": "a", "critical": false}`, func(t *plan.Task) { t.ID, t.Critical = "a", false }},
 		{"timeout", `{"id": "a", "timeout": "45s"}`, func(t *plan.Task) { t.ID, t.Timeout = "a", 45*time.Second }},
 		{"verification trimmed", `{"id": "a", "verification": "  (= 1 1)\n"}`, func(t *plan.Task) { t.ID, t.Verification = "a", "(= 1 1)" }},
+		// when
+		{"when", `{"id": "a", "when": "(= 1 1)"}`, func(t *plan.Task) { t.ID, t.When = "a", "(= 1 1)" }},
+		{"when trimmed", `{"id": "a", "when": "  (= 1 1)\n"}`, func(t *plan.Task) { t.ID, t.When = "a", "(= 1 1)" }},
+		{"condition", `{"id": "a", "condition": "(= 1 1)"}`, func(t *plan.Task) { t.ID, t.When = "a", "(= 1 1)" }},
+		{"run_if", `{"id": "a", "run_if": "(= 1 1)"}`, func(t *plan.Task) { t.ID, t.When = "a", "(= 1 1)" }},
+		{"when wins over condition", `{"id": "a", "condition": "false", "when": "true"}`, func(t *plan.Task) { t.ID, t.When = "a", "true" }},
+		{"empty when is none", `{"id": "a", "when": ""}`, func(t *plan.Task) { t.ID = "a" }},
 		{"inputs", `{"id": "a", "inputs": {"q": {"from": "x", "slot": "items"}}}`, func(t *plan.Task) {
 			t.ID, t.Inputs = "a", map[string]plan.InputRef{"q": {From: "x", Slot: "items"}}
 		}},
@@ -480,6 +487,8 @@ func TestParseErrors(t *testing.T) {
 				msg: "depends_on must list names (strings or numbers), found a boolean"}},
 		{name: "verification is a number", src: `{"tasks": [{"id": "a", "verification": 1}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "verification", msg: "verification must be a string, found a number", at: `1}`}},
+		{name: "when is a boolean", src: `{"tasks": [{"id": "a", "when": true}]}`, contains: true,
+			want: want{code: plan.CodeInvalidField, taskID: "a", field: "when", msg: "when must be a string, found a boolean", at: `true}`}},
 		{name: "params is a list", src: `{"tasks": [{"id": "a", "params": [1, 2]}]}`,
 			want: want{code: plan.CodeInvalidField, taskID: "a", field: "params", msg: "params must be an object, found an array", at: `[1, 2]`}},
 		{name: "output_schema is a list", src: `{"tasks": [{"id": "a", "output_schema": [{"type": "string"}]}]}`,
@@ -1245,7 +1254,7 @@ func TestParseUnknownKeys(t *testing.T) {
 	t.Run("known keys are not recorded", func(t *testing.T) {
 		p := ptMustParse(t, `{"mission": "m", "agents": {"w": {"name": "w", "prompt": "p", "tools": [], "model": "m"}},
 			"tasks": [{"id": "a", "agent": "w", "input": "x", "depends_on": [], "type": "task", "on_failure": "stop",
-			"max_retries": 1, "critical": true, "timeout": "1s", "verification": "true", "on_verification_failure": "stop",
+			"max_retries": 1, "critical": true, "timeout": "1s", "verification": "true", "on_verification_failure": "stop", "when": "true",
 			"inputs": {}, "params": {}, "output_schema": {}}]}`)
 		assert.Empty(t, p.Unknown)
 	})

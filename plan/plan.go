@@ -47,6 +47,12 @@ type Task struct {
 	Agent     string
 	Input     string
 	DependsOn []string
+	// When is a condition in the language of Verification, over the
+	// results of the task's dependencies (data/depends) and its input
+	// (data/input): the runner runs the task only when it passes, and
+	// skips it, its agent never called, when it does not. Empty means the
+	// task always runs.
+	When      string
 	Type      TaskType
 	OnFailure Policy
 	// MaxRetries is the number of retries after the first attempt, used when

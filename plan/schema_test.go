@@ -146,6 +146,7 @@ func schemaFullTask() plan.Task {
 	tk := plan.NewTask("fetch", "Fetch every source in {{results.seed.items}}.")
 	tk.Agent = "researcher"
 	tk.DependsOn = []string{"seed"}
+	tk.When = `(not-empty (get data/depends "seed"))`
 	tk.Type = plan.TypeSynthesisGate
 	tk.OnFailure = plan.PolicyReplan
 	tk.MaxRetries = 3

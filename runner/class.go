@@ -15,6 +15,12 @@ type Class string
 
 // Failure classes.
 const (
+	// ClassConditionNotMet: the task's when condition did not hold, so it
+	// was skipped without running. The one class of a task that did not
+	// fail.
+	ClassConditionNotMet Class = "condition_not_met"
+	// ClassCondition: the task's when condition could not be evaluated.
+	ClassCondition Class = "condition_error"
 	// ClassTimeout: an attempt outlasted its timeout.
 	ClassTimeout Class = "timeout"
 	// ClassVerification: the output failed the task's verification, or a
@@ -50,6 +56,10 @@ func Classify(err error) Class {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, ErrConditionNotMet):
+		return ClassConditionNotMet
+	case errors.Is(err, ErrCondition):
+		return ClassCondition
 	case errors.Is(err, llm.ErrBudgetExceeded):
 		return ClassBudget
 	case errors.Is(err, context.DeadlineExceeded):

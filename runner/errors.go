@@ -41,6 +41,12 @@ var (
 	// ErrAbandoned: the agent ignored the end of its context and was left
 	// behind.
 	ErrAbandoned = errors.New("agent did not return after its context ended")
+	// ErrConditionNotMet: the task's when condition did not hold, so the
+	// task was skipped and its agent never called. It is not a failure.
+	ErrConditionNotMet = errors.New("condition not met")
+	// ErrCondition: the task's when condition could not be evaluated (a
+	// runtime error of the predicate), so the task failed without running.
+	ErrCondition = errors.New("condition could not be evaluated")
 )
 
 // TaskError is a failure of one task: what halted a run or failed a gate,
@@ -63,15 +69,23 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("agent panicked: %v\n%s", e.Value, e.Stack)
 }
 
-// PredicateError is a verification predicate that does not compile. It
-// makes the plan invalid: errors.Is(err, [plan.ErrInvalid]) holds.
+// PredicateError is a predicate of a task — its verification or its when
+// condition — that does not compile. It makes the plan invalid:
+// errors.Is(err, [plan.ErrInvalid]) holds.
 type PredicateError struct {
 	TaskID string
-	Err    error
+	// Field is the task field that holds the predicate: "verification"
+	// or "when". Empty means "verification".
+	Field string
+	Err   error
 }
 
 func (e *PredicateError) Error() string {
-	return fmt.Sprintf("task %s: verification: %v", e.TaskID, e.Err)
+	field := e.Field
+	if field == "" {
+		field = "verification"
+	}
+	return fmt.Sprintf("task %s: %s: %v", e.TaskID, field, e.Err)
 }
 
 func (e *PredicateError) Unwrap() error { return e.Err }

@@ -85,6 +85,46 @@ func ExampleRunner_Run_verification() {
 // A human_review task without a decision leaves the run waiting. Running the
 // plan again with the previous outputs and the decision resumes it: nothing
 // that is done runs again.
+// A task's when condition decides from its dependencies' results whether
+// it runs: one that does not hold skips the task, its agent never called,
+// with the class condition_not_met. Its dependents run all the same,
+// told in the request which dependency was skipped.
+func ExampleRunner_Run_condition() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "triage", "agent": "desk", "input": "Rate the incident"},
+    {"id": "page", "agent": "desk", "input": "Page the on-call engineer", "depends_on": ["triage"],
+     "when": "(if (= (get data/depends \"triage\") \"high\") true \"the incident is not severe\")"},
+    {"id": "log", "agent": "desk", "input": "Log the incident", "depends_on": ["page"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	desk := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		fmt.Printf("%s runs (skipped dependencies: %v)\n", req.TaskID, req.Skipped)
+		return agent.Result{Output: "low"}, nil
+	})
+	res, err := runner.New(runner.WithAgent("desk", desk)).RunPlan(context.Background(), p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	page := res.Tasks["page"]
+	fmt.Println(res.Status)
+	fmt.Println(page.Status, page.Class, page.Attempts)
+	fmt.Println(page.Err)
+	fmt.Println(errors.Is(page.Err, runner.ErrConditionNotMet))
+	// Output:
+	// triage runs (skipped dependencies: [])
+	// log runs (skipped dependencies: [page])
+	// completed
+	// skipped condition_not_met 0
+	// condition not met: the incident is not severe
+	// true
+}
+
 func ExampleWithReviews() {
 	p, err := plan.Parse([]byte(`{
   "tasks": [

@@ -38,8 +38,9 @@ const (
 	// TaskFailed: the task failed for good and halted the run, asked for a
 	// replan, or was a synthesis gate.
 	TaskFailed TaskStatus = "failed"
-	// TaskSkipped: the task failed and its policy let the run go on, or it
-	// is downstream of a failed synthesis gate. Err says why.
+	// TaskSkipped: the task failed and its policy let the run go on, it
+	// is downstream of a failed synthesis gate, or its when condition did
+	// not hold. Err says why.
 	TaskSkipped TaskStatus = "skipped"
 	// TaskWaiting: a human review waits for a decision.
 	TaskWaiting TaskStatus = "waiting"

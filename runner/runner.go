@@ -65,8 +65,9 @@ type binding struct {
 	limit   *limit // the worker's bound on its attempts at once; nil: none
 }
 
-// checks are a task's compiled predicate and output schema.
+// checks are a task's compiled predicates and output schema.
 type checks struct {
+	when   *verify.Predicate
 	pred   *verify.Predicate
 	schema plan.Validator
 }
@@ -300,8 +301,9 @@ func (r *run) preset(rc runConfig) error {
 	return nil
 }
 
-// bind compiles the predicates, takes the schemas the check compiled, and finds the agent and timeout
-// of every task that is to run.
+// bind compiles the predicates (conditions and verifications), takes the
+// schemas the check compiled, and finds the agent and timeout of every
+// task that is to run.
 func (r *run) bind() error {
 	type key struct {
 		agent   string
@@ -321,18 +323,24 @@ func (r *run) bind() error {
 			continue
 		}
 		var c checks
-		if t.Verification != "" {
-			pred, err := r.predicates.Compile(t.Verification)
-			if err != nil {
-				bad = append(bad, &PredicateError{TaskID: t.ID, Err: err})
-				continue
+		var werr, verr error
+		if t.When != "" {
+			if c.when, werr = r.predicates.Compile(t.When); werr != nil {
+				bad = append(bad, &PredicateError{TaskID: t.ID, Field: "when", Err: werr})
 			}
-			c.pred = pred
+		}
+		if t.Verification != "" {
+			if c.pred, verr = r.predicates.Compile(t.Verification); verr != nil {
+				bad = append(bad, &PredicateError{TaskID: t.ID, Err: verr})
+			}
+		}
+		if werr != nil || verr != nil {
+			continue
 		}
 		// The check compiled the output schema; the DAG keeps it.
 		c.schema = r.d.OutputValidator(i)
 		if c != (checks{}) {
-			st.check = &checks{pred: c.pred, schema: c.schema}
+			st.check = &checks{when: c.when, pred: c.pred, schema: c.schema}
 		}
 		if t.Type == plan.TypeHumanReview {
 			continue

@@ -86,13 +86,18 @@ type reply struct {
 // agent and must stop.
 func (r *run) runTask(j *job, i int) (outcome, bool) {
 	j.carry = carry{i: i, o: outcome{i: i}}
+	j.depends, j.skipped = r.depends(i)
+	t := &r.p.Tasks[i]
+	if c := r.state[i].check; c != nil && c.when != nil {
+		if o, settled := r.condition(j, c.when); settled {
+			return o, true
+		}
+	}
 	var err error
 	j.input, j.refs, err = r.render(i)
 	if err == nil {
 		j.inputs, err = r.wire(i)
 	}
-	j.depends, j.skipped = r.depends(i)
-	t := &r.p.Tasks[i]
 	if err == nil {
 		err = r.checkRequest(j, t)
 	}
@@ -106,6 +111,31 @@ func (r *run) runTask(j *job, i int) (outcome, bool) {
 		return r.review(j), true
 	}
 	return r.attempts(j, 1, nil)
+}
+
+// condition evaluates the when condition of j's task over the results of
+// its dependencies, before anything else of the task is prepared. It
+// reports true with the task's outcome when the task is not to run:
+// skipped, its agent never called, when the condition does not hold;
+// failed at once by on_failure when the condition cannot be evaluated, as
+// the results it reads will not change on a retry.
+func (r *run) condition(j *job, when *verify.Predicate) (outcome, bool) {
+	i := j.i
+	t := &r.p.Tasks[i]
+	v, err := when.Eval(context.WithoutCancel(r.ctx), verify.Bindings{Input: t.Input, Depends: j.depends})
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrCondition, err)
+		r.emitTask(EventTaskStarted, i, 1, nil, "")
+		j.o.attempts = 1
+		return r.fail(j.o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t), true
+	}
+	if v.Passed {
+		return outcome{}, false
+	}
+	// A verdict that fails always says why.
+	o := j.o
+	o.status, o.err, o.diagnosis = TaskSkipped, fmt.Errorf("%w: %s", ErrConditionNotMet, v.Diagnosis), v.Diagnosis
+	return o, true
 }
 
 // attempts runs the attempts of j's task from attempt n until it is done

@@ -367,3 +367,85 @@ func TestRunExamples(t *testing.T) {
 	}
 	assert.Equal(t, "done", taskField(t, doc, "publish", "status"))
 }
+
+// condTask is what TestRunConditions expects of a task.
+type condTask struct {
+	status, class, diagnosis string
+	attempts                 float64
+}
+
+// A task's when condition decides, from its dependencies' results, whether
+// it runs: one that does not hold skips it (condition_not_met) and lets the
+// run go on; one that cannot be evaluated fails it by on_failure
+// (condition_error); one that does not compile refuses the run.
+func TestRunConditions(t *testing.T) {
+	tests := []struct {
+		name   string
+		tasks  string
+		code   int
+		status string
+		want   map[string]condTask
+		stderr string
+	}{
+		{
+			name: "true runs, false skips, dependents run",
+			tasks: `{"id": "a", "agent": "echo"},
+				{"id": "yes", "agent": "echo", "depends_on": ["a"], "when": "(= (get-in data/depends [\"a\" \"n\"]) 3)"},
+				{"id": "no", "agent": "fail", "depends_on": ["a"], "when": "(if (> (get-in data/depends [\"a\" \"n\"]) 5) true \"n is small\")"},
+				{"id": "after", "agent": "echo", "depends_on": ["no"]}`,
+			code: exitOK, status: "completed",
+			want: map[string]condTask{"yes": {"done", "", "", 1}, "no": {"skipped", "condition_not_met", "n is small", 0}, "after": {"done", "", "", 1}},
+		},
+		{
+			name:  "an error fails a critical task",
+			tasks: `{"id": "a", "agent": "echo"}, {"id": "b", "agent": "echo", "depends_on": ["a"], "when": "(> (get data/depends \"a\") 1)"}`,
+			code:  exitInvalid, status: "failed",
+			want: map[string]condTask{"b": {"failed", "condition_error", "cannot compare", 1}},
+		},
+		{
+			name:   "a condition that does not compile refuses the run",
+			tasks:  `{"id": "a", "agent": "echo"}, {"id": "b", "agent": "echo", "depends_on": ["a"], "when": "(= 1"}`,
+			code:   exitInvalid,
+			stderr: `task b: when: 1:1: unclosed "("`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"plan.json": `{"tasks": [` + tt.tasks + `]}`, "registry.yaml": shRegistry})
+			code, doc, stderr := runJSON(t, filepath.Join(dir, "plan.json"), "--registry", filepath.Join(dir, "registry.yaml"))
+			require.Equal(t, tt.code, code, stderr)
+			if tt.stderr != "" {
+				assert.Contains(t, stderr, tt.stderr)
+				return
+			}
+			assert.Equal(t, tt.status, doc["status"])
+			for id, w := range tt.want {
+				assert.Equal(t, w.status, taskField(t, doc, id, "status"), id)
+				assert.Equal(t, w.attempts, taskField(t, doc, id, "attempts"), id)
+				if w.class == "" {
+					assert.Nil(t, taskField(t, doc, id, "class"), id)
+					continue
+				}
+				assert.Equal(t, w.class, taskField(t, doc, id, "class"), id)
+				assert.Contains(t, taskField(t, doc, id, "diagnosis"), w.diagnosis, id)
+			}
+		})
+	}
+}
+
+// dagent lint checks a condition like a verification, with its position;
+// dagent fmt writes it under its canonical key.
+func TestLintAndFmtConditions(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"bad.json":  "{\"tasks\": [\n  {\"id\": \"a\"},\n  {\"id\": \"b\", \"depends_on\": [\"a\"], \"input\": \"{{results.a}}\", \"when\": \"(equals 1 1)\"}\n]}",
+		"good.json": `{"tasks": [{"id": "a"}, {"id": "b", "after": "a", "input": "{{results.a}}", "condition": " (some? (get data/depends \"a\")) "}]}`,
+	})
+	code, stdout, stderr := dagent(t, "", "lint", filepath.Join(dir, "bad.json"))
+	assert.Equal(t, exitInvalid, code, stderr)
+	assert.Regexp(t, `3:3\s+critical\s+invalid_predicate\s+when: the condition does not compile: 1:2: unknown function equals`, stdout)
+
+	code, stdout, stderr = dagent(t, "", "fmt", filepath.Join(dir, "good.json"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"when": "(some? (get data/depends \"a\"))",`)
+	assert.NotContains(t, stdout, "condition")
+}
