@@ -63,7 +63,7 @@ var ErrCannotStart = errors.New("cannot start")
 // the [Result]'s Output is that value decoded with numbers as [json.Number], so
 // that large integers survive; otherwise Output is the text with trailing
 // white space trimmed. A non-zero exit is an *[ExitError] carrying the end of
-// standard error.
+// standard error and the program's [FailureReport], if it wrote one.
 //
 // The program does not inherit the parent's whole environment, which may
 // hold the keys of LLM providers and cloud credentials: it gets only the
@@ -118,6 +118,11 @@ type ExitError struct {
 	Signal string
 	// Stderr is the last 4 KiB of standard error.
 	Stderr string
+	// Report is the program's structured account of its failure, when it
+	// exited with a non-zero status after writing one on standard output
+	// or as the last line of standard error (standard output wins); see
+	// [FailureReport]. Nil otherwise, and always after a signal.
+	Report *FailureReport
 }
 
 // Error names the program and how it ended, followed by the end of its
@@ -133,11 +138,23 @@ func (e *ExitError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "command %q exited with status %d", name, e.Code)
 	}
-	if s := strings.TrimSpace(e.Stderr); s != "" {
+	switch s := strings.TrimSpace(e.Stderr); {
+	case e.Report != nil:
+		b.WriteString(": ")
+		b.WriteString(e.Report.Error())
+	case s != "":
 		b.WriteString(": ")
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// Unwrap returns the program's [FailureReport], if any.
+func (e *ExitError) Unwrap() error {
+	if e.Report == nil {
+		return nil
+	}
+	return e.Report
 }
 
 // Run starts the program, writes req to its standard input and waits for
@@ -287,6 +304,10 @@ func (c *Command) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 		e := &ExitError{Argv: slices.Clone(c.Argv), Code: exitErr.ExitCode(), Stderr: stderr.String()}
 		if sig := exitSignal(exitErr.ProcessState); sig != "" {
 			e.Signal, e.Code = sig, -1
+		} else if r, ok := ParseFailureReport(stdout.Bytes()); ok {
+			e.Report = r
+		} else if r, ok := ParseFailureReport([]byte(lastLine(e.Stderr))); ok {
+			e.Report = r
 		}
 		return nil, e
 	case errors.Is(err, exec.ErrWaitDelay):

@@ -658,6 +658,8 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 		executor.WithMaxReplans(r.MaxReplans),
 		executor.WithMaxReplansPerTask(r.MaxReplansPerTask),
 		executor.WithCooldown(r.Cooldown),
+		executor.WithHaltOn(r.HaltOn...),
+		executor.WithoutHaltOn(r.NoHaltOn...),
 		executor.WithBudget(l.spec.Budget, l.llm),
 		executor.WithInitialResults(l.initial),
 		executor.WithGate(l.spec.Gate),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,12 @@ type ReplanSpec struct {
 	MaxReplansPerTask int
 	// Cooldown is waited before each repair.
 	Cooldown time.Duration
+	// HaltOn names the failure classes that halt the run instead of going
+	// to the planner besides [executor.DefaultHaltClasses], and NoHaltOn
+	// those that do not, default ones included ([executor.WithHaltOn],
+	// [executor.WithoutHaltOn]). Both empty: the executor's defaults, which
+	// is how a spec written before they could be set reads.
+	HaltOn, NoHaltOn []runner.Class
 }
 
 // ReplanDefaults are the executor's limits of a run that replans.
@@ -139,6 +146,11 @@ func (s *Spec) Check() error {
 	if r := s.Replan; r != nil && (r.MaxReplans < 0 || r.MaxReplansPerTask < 0 || r.Cooldown < 0) {
 		bad("replan: max_replans, max_replans_per_task and cooldown must not be negative")
 	}
+	if r := s.Replan; r != nil {
+		if err := checkHalts(r.HaltOn, r.NoHaltOn); err != nil {
+			bad("replan: %v", err)
+		}
+	}
 	if b := s.Budget; b.MaxTokens < 0 || b.MaxCalls < 0 || b.MaxDuration < 0 {
 		bad("budget: max_tokens, max_llm_calls and deadline must not be negative")
 	}
@@ -152,6 +164,26 @@ func (s *Spec) Check() error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkHalts reports a class of on or off that is not a valid class, or
+// one that both name.
+func checkHalts(on, off []runner.Class) error {
+	for _, c := range slices.Concat(on, off) {
+		if !c.Valid() {
+			return fmt.Errorf("%w %q: a class is a lower-case identifier, such as %s", ErrHaltClass, c, runner.ClassToolRefused)
+		}
+	}
+	for _, c := range on {
+		if slices.Contains(off, c) {
+			return fmt.Errorf("%w %q: both halt_on and no_halt_on name it", ErrHaltClass, c)
+		}
+	}
+	return nil
+}
+
+// ErrHaltClass is matched by the error of a spec whose halt_on or
+// no_halt_on holds a class that is not one, or a class both name.
+var ErrHaltClass = errors.New("bad halt class")
 
 // mission is what the run works toward: the spec's, else the plan's.
 func (s *Spec) mission() string {
@@ -187,6 +219,8 @@ type replanDoc struct {
 	MaxReplans        int      `json:"max_replans"`
 	MaxReplansPerTask int      `json:"max_replans_per_task"`
 	Cooldown          duration `json:"cooldown"`
+	HaltOn            []string `json:"halt_on,omitempty"`
+	NoHaltOn          []string `json:"no_halt_on,omitempty"`
 }
 
 type budgetDoc struct {
@@ -226,14 +260,16 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	{"version": 1, "plan": the canonical plan or null, "mission",
 //	 "catalog", "catalog_digest", "dir",
 //	 "runner": {"concurrency", "schedule": "phased" or "eager", "task_timeout"},
-//	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown"},
+//	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown",
+//	            "halt_on", "no_halt_on"},
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
 //	 "llm": {"model", "brief", "max_corrections"},
 //	 "gate": "never", "critical", "warning" or "info"}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
-// "catalog_digest", "dir", "model", "brief" and "gate" are left out when
-// empty, so that a document without one reads as before.
+// "catalog_digest", "dir", "model", "brief", "gate", "halt_on" and
+// "no_halt_on" are left out when empty, so that a document without one
+// reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
@@ -250,7 +286,8 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		doc.Plan = raw
 	}
 	if r := s.Replan; r != nil {
-		doc.Replan = &replanDoc{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: duration(r.Cooldown)}
+		doc.Replan = &replanDoc{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: duration(r.Cooldown),
+			HaltOn: classNames(r.HaltOn), NoHaltOn: classNames(r.NoHaltOn)}
 	}
 	return jsonv.Marshal(doc)
 }
@@ -301,7 +338,11 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 		out.Gate = g
 	}
 	if r := doc.Replan; r != nil {
-		out.Replan = &ReplanSpec{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: time.Duration(r.Cooldown)}
+		out.Replan = &ReplanSpec{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: time.Duration(r.Cooldown),
+			HaltOn: classes(r.HaltOn), NoHaltOn: classes(r.NoHaltOn)}
+		if err := checkHalts(out.Replan.HaltOn, out.Replan.NoHaltOn); err != nil {
+			return fmt.Errorf("spec: replan: %w", err)
+		}
 	}
 	if len(doc.Plan) > 0 && string(doc.Plan) != "null" {
 		p, err := plan.Parse(doc.Plan)
@@ -312,6 +353,24 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	}
 	*s = out
 	return nil
+}
+
+// classNames are the names of classes; nil for none.
+func classNames(cs []runner.Class) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// classes are the classes of names; nil for none.
+func classes(names []string) []runner.Class {
+	var out []runner.Class
+	for _, n := range names {
+		out = append(out, runner.Class(n))
+	}
+	return out
 }
 
 // legacyDoc is the form of a run's settings before versioned specs: the

@@ -26,10 +26,11 @@ func fullSpec(t *testing.T) durable.Spec {
 		Plan: p, Mission: "check the repository", Catalog: "/srv/registry.yaml", Dir: "/srv",
 		CatalogDigest: "sha256:6d1c8f0e3b7a9d2c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5",
 		Runner:        durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
-		Replan:        &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
-		Budget:        executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
-		LLM:           durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
-		Gate:          critic.GateWarning,
+		Replan: &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second,
+			HaltOn: []runner.Class{runner.ClassTimeout, "sandbox_violation"}, NoHaltOn: []runner.Class{runner.ClassPrecondition}},
+		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
+		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
+		Gate:   critic.GateWarning,
 	}
 }
 
@@ -70,6 +71,8 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"bad plan", `{"version": 1, "plan": {"tasks": [{"id": "a", "type": "nap"}]}}`, "spec: plan:", plan.ErrInvalid},
 		{"trailing", `{"version": 1} {}`, "after top-level value", nil},
 		{"bad gate", `{"version": 1, "gate": "sometimes"}`, `spec: gate: unknown gate "sometimes"`, nil},
+		{"bad halt class", `{"version": 1, "replan": {"halt_on": ["Timeout"]}}`, `spec: replan: bad halt class "Timeout"`, durable.ErrHaltClass},
+		{"halt class both ways", `{"version": 1, "replan": {"halt_on": ["timeout"], "no_halt_on": ["timeout"]}}`, "both halt_on and no_halt_on name it", durable.ErrHaltClass},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -98,6 +101,20 @@ func TestSpecWithoutGate(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, doc, string(out))
 	assert.NotContains(t, string(out), "gate")
+}
+
+// A spec written before halt classes could be set has no "halt_on" or
+// "no_halt_on": it reads as the executor's default halts, and writes
+// back without them.
+func TestSpecWithoutHalts(t *testing.T) {
+	doc := `{"version": 1, "plan": null, "mission": "m", "runner": {"concurrency": 0, "schedule": "phased", "task_timeout": "0s"}, "replan": {"max_replans": 5, "max_replans_per_task": 3, "cooldown": "0s"}, "budget": {"max_tokens": 0, "max_llm_calls": 0, "deadline": "0s"}, "llm": {"max_corrections": 0}}`
+	var s durable.Spec
+	require.NoError(t, json.Unmarshal([]byte(doc), &s))
+	assert.Equal(t, durable.ReplanDefaults(), s.Replan)
+	out, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, doc, string(out))
+	assert.NotContains(t, string(out), "halt")
 }
 
 func must[T any](v T, err error) T {
@@ -138,6 +155,8 @@ func TestSpecCheck(t *testing.T) {
 		{"negative budget", func(s *durable.Spec) { s.Budget.MaxCalls = -1 }, "budget:"},
 		{"negative corrections", func(s *durable.Spec) { s.LLM.MaxCorrections = -2 }, "llm.max_corrections is -2"},
 		{"bad gate", func(s *durable.Spec) { s.Gate = "sometimes" }, `gate: unknown gate "sometimes"`},
+		{"bad halt class", func(s *durable.Spec) { s.Replan.NoHaltOn = []runner.Class{"tool refused"} }, `replan: bad halt class "tool refused"`},
+		{"halt class both ways", func(s *durable.Spec) { s.Replan.HaltOn = s.Replan.NoHaltOn }, `replan: bad halt class "precondition_failed": both`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 )
 
 // TestExecuteClassOfFailure: the class of real task failures, as the
-// runner reports them, reaches the replanner and the history.
+// runner reports them, reaches the replanner and the history, when no
+// class halts.
 func TestExecuteClassOfFailure(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -61,6 +62,12 @@ func TestExecuteClassOfFailure(t *testing.T) {
 			want:  runner.ClassToolRefused,
 		},
 		{
+			name:  "worker report",
+			task:  `{"id": "x", "input": "X", "on_failure": "replan"}`,
+			agent: fail(fmt.Errorf("api: %w", &agent.FailureReport{Class: "rate_limited", Message: "429", Suggestion: "wait a minute"})),
+			want:  "rate_limited",
+		},
+		{
 			name:  "missing upstream value",
 			task:  `{"id": "x", "input": "X {{results.a.items}}", "depends_on": ["a"], "on_failure": "replan"}`,
 			agent: output("never"),
@@ -73,7 +80,8 @@ func TestExecuteClassOfFailure(t *testing.T) {
 			w := newWorkers().set("x", tt.agent)
 			rp := newReplanner(reply{plan: mustPlan(t, `{"tasks": [{"id": "a", "input": "A"}, {"id": "y", "input": "Y"}]}`)})
 
-			res, err := executor.Execute(context.Background(), p, mission, w.options(executor.WithReplanner(rp))...)
+			res, err := executor.Execute(context.Background(), p, mission,
+				w.options(executor.WithReplanner(rp), executor.WithoutHaltOn(executor.DefaultHaltClasses()...))...)
 			require.NoError(t, err)
 			assert.Equal(t, runner.StatusCompleted, res.Status)
 			got := rp.received()

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -380,6 +381,10 @@ func (e *execution) failure(rr *runner.Result, p *plan.Plan) Failure {
 		if f.Diagnosis == "" && t.Err != nil {
 			f.Diagnosis = t.Err.Error()
 		}
+		var report *agent.FailureReport
+		if errors.As(t.Err, &report) {
+			f.Suggestion = report.Suggestion
+		}
 	}
 	return f
 }
@@ -390,6 +395,9 @@ func (e *execution) halt(f Failure) string {
 		e.streak = 0
 	} else {
 		e.streak++
+	}
+	if f.Class != "" && e.c.halts(runner.Class(f.Class)) {
+		return f.Class
 	}
 	for _, t := range e.res.History {
 		if t.TaskID == f.TaskID && t.Class == f.Class && t.Diagnosis == f.Diagnosis {

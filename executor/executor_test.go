@@ -515,8 +515,8 @@ func TestExecuteRegistryTools(t *testing.T) {
 
 // TestExecuteRegistryWorker: a registry worker given to both the runner and
 // the critic runs; a precondition that fails is classified
-// precondition_failed, and the repair plan is checked against the registry
-// too.
+// precondition_failed, and, when that class does not halt, the repair plan
+// is checked against the registry too.
 func TestExecuteRegistryWorker(t *testing.T) {
 	w := newWorkers()
 	reg := registry.New()
@@ -533,6 +533,7 @@ func TestExecuteRegistryWorker(t *testing.T) {
 			executor.WithRegistry(reg),
 			executor.WithRunner(runner.WithBackoff(runner.Backoff{})),
 			executor.WithReplanner(rp),
+			executor.WithoutHaltOn(runner.ClassPrecondition),
 		}
 	}
 

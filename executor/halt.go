@@ -3,6 +3,8 @@ package executor
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dagent-dev/dagent/runner"
 )
 
 // Halts: why replanning stopped before the plan completed.
@@ -13,10 +15,16 @@ const (
 	HaltConsecutiveFailures = "consecutive_failures"
 	HaltBudget              = "budget_exceeded"
 	HaltReplanFailed        = "replan_failed"
+	// HaltToolRefused and HaltPrecondition are the halts of a failure of
+	// the classes that halt by default ([DefaultHaltClasses]); a failure
+	// of any class [WithHaltOn] names halts with the class as its halt.
+	HaltToolRefused  = string(runner.ClassToolRefused)
+	HaltPrecondition = string(runner.ClassPrecondition)
 )
 
-// ErrHalted: the execution stopped replanning at a limit, a budget, or a
-// replan that gave no repair; a *[HaltError] says which.
+// ErrHalted: the execution stopped replanning at a limit, a budget, a
+// failure of a class that halts, or a replan that gave no repair; a
+// *[HaltError] says which.
 var ErrHalted = errors.New("replanning halted")
 
 // HaltError is the Err of the result of an execution that halted, whose
@@ -59,7 +67,8 @@ func (e *HaltError) Error() string {
 	case HaltBudget:
 		why = task + " and the budget is spent"
 	default:
-		why = task
+		// A class that halts ([WithHaltOn]).
+		why = task + " with class " + e.Halt + ", which halts the execution"
 	}
 	if e.Failure.TaskID == "" && e.Halt != HaltReplanFailed && detail != "" {
 		// No task failed: the cause, such as the end of the wall time, is

@@ -62,10 +62,15 @@ type config struct {
 	resumed                bool // history given: the plan is committed already
 	initial                map[string]any
 	gate                   critic.Gate
+	haltOn                 map[runner.Class]bool
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxReplans: DefaultMaxReplans, maxReplansPerTask: DefaultMaxReplansPerTask, maxConsecutiveFailures: DefaultMaxConsecutiveFailures}
+	c := config{maxReplans: DefaultMaxReplans, maxReplansPerTask: DefaultMaxReplansPerTask, maxConsecutiveFailures: DefaultMaxConsecutiveFailures,
+		haltOn: make(map[runner.Class]bool)}
+	for _, class := range DefaultHaltClasses() {
+		c.haltOn[class] = true
+	}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -186,6 +191,48 @@ func WithMaxReplansPerTask(n int) Option {
 func WithMaxConsecutiveFailures(n int) Option {
 	return func(c *config) { c.maxConsecutiveFailures = n }
 }
+
+// DefaultHaltClasses returns the failure classes that halt an execution
+// rather than go to the replanner, unless [WithoutHaltOn] says otherwise:
+// [runner.ClassToolRefused], an agent that kept calling tools it may not
+// use, most likely because instructions planted in its data told it to,
+// and [runner.ClassPrecondition], a worker whose precondition failed,
+// which says the host's environment is not as the plan needs it. A
+// repair plan can fix neither, and a planner that reads the injected text
+// may be led by it.
+func DefaultHaltClasses() []runner.Class {
+	return []runner.Class{runner.ClassToolRefused, runner.ClassPrecondition}
+}
+
+// WithHaltOn makes a failure of each class halt the execution, with the
+// class as its halt ([Result].Halt, [HaltError].Halt), instead of going to
+// the replanner: the run's failed task, or the task whose failure asked
+// for a replan, decides. Any class a worker may report counts
+// ([runner.Class.Valid]). A failure of the budget class always halts,
+// with [HaltBudget]. Options apply in order: a later [WithoutHaltOn] of
+// the same class wins. Without a replanner nothing is replanned, and a
+// failed run ends as it is, halted by no class.
+func WithHaltOn(classes ...runner.Class) Option {
+	return func(c *config) {
+		for _, class := range classes {
+			c.haltOn[class] = true
+		}
+	}
+}
+
+// WithoutHaltOn sends failures of each class to the replanner again, as
+// any failure goes: WithoutHaltOn(DefaultHaltClasses()...) halts on no
+// class. It cannot undo the budget's halt.
+func WithoutHaltOn(classes ...runner.Class) Option {
+	return func(c *config) {
+		for _, class := range classes {
+			delete(c.haltOn, class)
+		}
+	}
+}
+
+// halts reports whether a failure of class halts the execution.
+func (c *config) halts(class runner.Class) bool { return c.haltOn[class] }
 
 // WithCooldown waits d before each replan, to let rate limits and flaky
 // services recover. Default none.

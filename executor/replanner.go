@@ -46,11 +46,15 @@ type Failure struct {
 	TaskID string `json:"task_id,omitempty"`
 	// Class is the failure's class, a [github.com/dagent-dev/dagent/runner.Class]
 	// such as "timeout", "verification_failed", "agent_error",
-	// "invalid_output", "tool_refused", "budget_exceeded" or "rejected".
+	// "invalid_output", "tool_refused", "budget_exceeded" or "rejected", or
+	// the class a worker reported ([github.com/dagent-dev/dagent/agent.FailureReport]).
 	Class string `json:"class,omitempty"`
 	// Diagnosis says why the task failed: the predicate's diagnosis, the
 	// agent's error, the reviewer's reason.
 	Diagnosis string `json:"diagnosis,omitempty"`
+	// Suggestion is what the worker that failed suggests doing about it,
+	// from its [github.com/dagent-dev/dagent/agent.FailureReport]; untrusted text, as the diagnosis is.
+	Suggestion string `json:"suggestion,omitempty"`
 	// Output is the task's last output, if any: a string, or any
 	// JSON-shaped value, whole.
 	Output any `json:"output,omitempty"`

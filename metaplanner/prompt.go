@@ -227,6 +227,7 @@ var classAdvice = map[string]string{
 	"agent_error":         "The agent or worker failed with an error: use another agent or worker, change the input it could not handle, or let a transient error retry.",
 	"invalid_output":      "The output could not be used as it was: say exactly what JSON shape to answer with, in the agent's prompt and the task's input.",
 	"tool_refused":        "A tool refused the call (not allowed, or bad arguments): do not call it the same way again; use another tool or worker of the registry.",
+	"precondition_failed": "A worker's precondition did not hold, so it never ran: give it the input it requires, or use another worker.",
 	"budget_exceeded":     "The budget ran out: make the rest of the plan smaller and cheaper: fewer tasks, fewer retries, shorter inputs.",
 	"rejected":            "A person reviewing the result rejected it: address the reviewer's diagnosis.",
 }

@@ -166,6 +166,10 @@ func (p *Planner) replanPrompt(mission string, ids []string, completed map[strin
 	}
 	b.WriteString("\n\nDiagnosis:\n")
 	llm.WriteData(&b, "diagnosis", orNone(f.Diagnosis, "(none)"), -1)
+	if f.Suggestion != "" {
+		b.WriteString("\nThe worker's suggestion:\n")
+		llm.WriteData(&b, "suggestion", f.Suggestion, p.maxData)
+	}
 	b.WriteString("\nOutput:\n")
 	if f.Output != nil {
 		llm.WriteData(&b, "output", jsonv.Text(f.Output), p.maxData)
@@ -223,6 +227,9 @@ func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[
 	}
 	b.WriteString(".\n")
 	llm.WriteData(&b, "diagnosis", orNone(f.Diagnosis, "(none)"), -1)
+	if f.Suggestion != "" {
+		llm.WriteData(&b, "suggestion", f.Suggestion, p.maxData)
+	}
 	if f.Output != nil {
 		llm.WriteData(&b, "output", jsonv.Text(f.Output), p.maxData)
 	}

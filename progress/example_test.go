@@ -105,8 +105,12 @@ func ExampleLine() {
 
 func ExampleHaltReason() {
 	fmt.Println(progress.HaltReason(executor.HaltSameFailure))
+	fmt.Println(progress.HaltReason(executor.HaltToolRefused))
+	fmt.Println(progress.HaltReason("rate_limited"))
 	// Output:
 	// a task failed the same way as before a replan
+	// an agent kept calling tools it may not use, perhaps told to by its data
+	// a task failed with class rate_limited, which halts
 }
 
 func ExampleRound() {

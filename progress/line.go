@@ -69,7 +69,8 @@ func failureWhy(e runner.Event) string {
 }
 
 // HaltReason explains why an executor stopped replanning, one of the
-// executor's Halt values, in words; another value is returned as it is.
+// executor's Halt values, in words; another value is the class of a
+// failure that halted it.
 func HaltReason(halt string) string {
 	switch halt {
 	case executor.HaltMaxReplans:
@@ -84,8 +85,13 @@ func HaltReason(halt string) string {
 		return "the LLM budget is spent"
 	case executor.HaltReplanFailed:
 		return "the planner gave no repair plan"
+	case executor.HaltToolRefused:
+		return "an agent kept calling tools it may not use, perhaps told to by its data"
+	case executor.HaltPrecondition:
+		return "a worker's precondition did not hold"
 	}
-	return halt
+	// Any other halt is a failure class that halts (executor.WithHaltOn).
+	return "a task failed with class " + halt + ", which halts"
 }
 
 func errString(err error) string {

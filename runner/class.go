@@ -48,11 +48,18 @@ const (
 	ClassAgentError Class = "agent_error"
 )
 
+// Valid reports whether c is shaped like a class: a lower-case identifier
+// ([agent.ValidClass]). Every class above is; a worker may report others
+// ([agent.FailureReport]).
+func (c Class) Valid() bool { return agent.ValidClass(string(c)) }
+
 // Classify names the kind of a task's failure err; "" for nil. Where err
 // has several causes the first that applies in the order of the constants
-// above wins, except that a spent budget wins over a timeout.
+// above wins, except that a spent budget wins over a timeout, and the
+// class of a worker's [agent.FailureReport] wins over all but those two.
 func Classify(err error) Class {
 	var panicked *PanicError
+	var report *agent.FailureReport
 	switch {
 	case err == nil:
 		return ""
@@ -64,6 +71,10 @@ func Classify(err error) Class {
 		return ClassBudget
 	case errors.Is(err, context.DeadlineExceeded):
 		return ClassTimeout
+	case errors.As(err, &report) && agent.ValidClass(report.Class):
+		return Class(report.Class)
+	}
+	switch {
 	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput):
 		return ClassVerification
 	case errors.Is(err, ErrMissingValue), errors.Is(err, ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):

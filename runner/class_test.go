@@ -38,6 +38,10 @@ func TestClassify(t *testing.T) {
 		{"panic", &runner.PanicError{Value: "nil map", Stack: []byte("goroutine 1")}, runner.ClassPanic},
 		{"panic wrapped", fmt.Errorf("task x: %w", &runner.PanicError{Value: 1}), runner.ClassPanic},
 		{"gate failed", fmt.Errorf("%w: %q", runner.ErrGateFailed, "synth"), runner.ClassGateFailed},
+		{"worker report", fmt.Errorf("worker: %w", &agent.FailureReport{Class: "rate_limited", Message: "429"}), "rate_limited"},
+		{"worker report of a runner class", &agent.ExitError{Code: 1, Report: &agent.FailureReport{Class: "precondition_failed"}}, runner.ClassPrecondition},
+		{"worker report without a class", &agent.FailureReport{Message: "it broke"}, runner.ClassAgentError},
+		{"worker report beaten by a timeout", fmt.Errorf("%w: %w", context.DeadlineExceeded, &agent.FailureReport{Class: "rate_limited"}), runner.ClassTimeout},
 		{"plain error", errors.New("connection refused"), runner.ClassAgentError},
 		{"cancelled", fmt.Errorf("cancelled: %w", context.Canceled), runner.ClassAgentError},
 	}
@@ -45,6 +49,15 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, runner.Classify(tt.err))
 		})
+	}
+}
+
+func TestClassValid(t *testing.T) {
+	for _, c := range []runner.Class{runner.ClassTimeout, runner.ClassAgentError, "rate_limited", "x1"} {
+		assert.True(t, c.Valid(), c)
+	}
+	for _, c := range []runner.Class{"", "Timeout", "1x", "rate-limited", "a b"} {
+		assert.False(t, c.Valid(), c)
 	}
 }
 

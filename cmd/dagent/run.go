@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ type runFlags struct {
 	maxReplans        int
 	maxReplansPerTask int
 	cooldown          time.Duration
+	haltOn, noHaltOn  []string
 
 	// Budgets.
 	maxTokens int
@@ -50,7 +52,7 @@ type runFlags struct {
 }
 
 // replanOnly are the flags that only replanning uses.
-var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown"}
+var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown", "halt-on", "no-halt-on"}
 
 func newRun() *cobra.Command {
 	var f runFlags
@@ -81,7 +83,13 @@ writes a plan of the unfinished tail toward the mission (the plan's
 "mission", or --mission) and that plan runs, reusing every finished
 result, until the plan completes or a limit halts replanning
 (--max-replans in all, --max-replans-per-task, the same failure twice, the
-budgets). The critic reviews the plan first, and each repair, and refuses
+budgets). A failure of a class that halts is never replanned: the run
+halts with the class. By default those are tool_refused (an LLM agent kept
+calling tools it may not use, most likely led by text planted in its data)
+and precondition_failed (a worker's precondition did not hold);
+--halt-on CLASS adds a class, such as agent_error or one a worker reports,
+and --no-halt-on CLASS removes one (both repeatable, or comma-separated).
+The critic reviews the plan first, and each repair, and refuses
 one with critical issues, which cannot run as written (the findings on
 standard error, exit 1). --gate warning (or info) also refuses a plan with
 issues of that severity, with or without --replan, as lint --fail-on
@@ -95,7 +103,8 @@ document adds "replan_count", "execution_attempts", "usage":
 {"prompt_tokens", "completion_tokens"} (every LLM call of the command),
 "replan_history": [{"attempt", "task_id", "class", "diagnosis", "output",
 "new_task_count"}], "halt" (null, or max_replans, max_replans_per_task,
-same_failure, consecutive_failures, budget_exceeded or replan_failed) and
+same_failure, consecutive_failures, budget_exceeded, replan_failed or the
+class of a failure that halts) and
 "plan" (the plan that ran last).
 
 Keys of the plan that the plan format does not know are reported on
@@ -168,6 +177,8 @@ standard error (with --format json, a waiting run too).`,
 	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
 	fl.IntVar(&f.maxReplansPerTask, "max-replans-per-task", executor.DefaultMaxReplansPerTask, "most replans one task may cause")
 	fl.DurationVar(&f.cooldown, "replan-cooldown", 0, "wait this long before each replan")
+	fl.StringSliceVar(&f.haltOn, "halt-on", nil, "halt instead of replanning when a task fails with this class (besides tool_refused and precondition_failed); repeatable")
+	fl.StringSliceVar(&f.noHaltOn, "no-halt-on", nil, "replan a failure of this class that halts by default (tool_refused, precondition_failed); repeatable")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
@@ -212,7 +223,26 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	case f.deadline < 0, f.cooldown < 0:
 		return errors.New("--deadline and --replan-cooldown must not be negative")
 	}
+	for _, c := range slices.Concat(f.haltOn, f.noHaltOn) {
+		if !runner.Class(c).Valid() {
+			return fmt.Errorf("bad class %q for --halt-on or --no-halt-on: a class is a lower-case identifier, such as tool_refused, precondition_failed or agent_error", c)
+		}
+	}
+	for _, c := range f.haltOn {
+		if slices.Contains(f.noHaltOn, c) {
+			return fmt.Errorf("--halt-on and --no-halt-on both name %q", c)
+		}
+	}
 	return nil
+}
+
+// classes are the classes named by flag values.
+func classes(names []string) []runner.Class {
+	var out []runner.Class
+	for _, n := range names {
+		out = append(out, runner.Class(n))
+	}
+	return out
 }
 
 func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
@@ -260,7 +290,8 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		}
 	}
 	if f.replanning() {
-		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown}
+		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown,
+			HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn)}
 		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
 			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
 		}

@@ -39,6 +39,15 @@ var Helpers = map[string]func(){
 		fmt.Fprintln(os.Stderr, "boom")
 		os.Exit(3)
 	},
+	// exit writes AGENT_TEST_STDOUT to standard output and
+	// AGENT_TEST_STDERR to standard error, then exits with status
+	// AGENT_TEST_CODE: a worker that may report a structured failure.
+	"exit": func() {
+		fmt.Fprint(os.Stdout, os.Getenv("AGENT_TEST_STDOUT"))
+		fmt.Fprint(os.Stderr, os.Getenv("AGENT_TEST_STDERR"))
+		code, _ := strconv.Atoi(os.Getenv("AGENT_TEST_CODE"))
+		os.Exit(code)
+	},
 	// bigstderr writes 8 MiB of standard error, then a marker.
 	"bigstderr": func() {
 		line := strings.Repeat("x", 1023) + "\n"
