@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -198,11 +199,14 @@ type execution struct {
 	version    int  // the version of the plan that runs: k after the k-th repair
 	streak     int  // failed executions in a row without a new finished task
 	progress   bool // the last run finished a task not finished before
+	flaky      int  // tasks in a row that passed only after a failed attempt
+	base       int  // the tasks of the plan the execution started with
 	panics     []error
 }
 
 func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 	e.res.Plan = d.Plan()
+	e.base = len(d.Plan().Tasks)
 	if !e.c.resumed {
 		if err := e.commit(ctx, d.Plan(), nil); err != nil {
 			return nil
@@ -262,6 +266,11 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		if e.overBudget() {
 			// Planning the repair spent what was left: do not run it.
 			e.stop(HaltBudget, f, nil)
+			return nil
+		}
+		if grown := len(next.Plan.Tasks) - e.base; e.c.maxPlanGrowth > 0 && grown > e.c.maxPlanGrowth {
+			e.stop(HaltPlanGrowth, f, fmt.Errorf("the repair plan has %d tasks, %d more than the first plan; at most %d more are allowed",
+				len(next.Plan.Tasks), grown, e.c.maxPlanGrowth))
 			return nil
 		}
 		e.version++
@@ -341,6 +350,7 @@ func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error
 		}
 	}
 	e.progress = len(e.completed) > before
+	e.countFlaky(rr)
 	e.res.Status, e.res.Err = rr.Status, rr.Err
 	e.res.PendingReviews, e.res.Replan = rr.PendingReviews, rr.Replan
 	e.res.Usage = e.res.Usage.Add(rr.Usage)
@@ -405,8 +415,31 @@ func (e *execution) halt(f Failure) string {
 		return HaltMaxReplansPerTask
 	case e.streak >= e.c.maxConsecutiveFailures:
 		return HaltConsecutiveFailures
+	case e.c.maxFlakyStreak > 0 && e.flaky >= e.c.maxFlakyStreak:
+		return HaltFlakyStreak
 	}
 	return ""
+}
+
+// countFlaky goes on with the streak of tasks that passed only after a
+// failed attempt through the tasks rr ran, in the order they finished.
+func (e *execution) countFlaky(rr *runner.Result) {
+	var done []*runner.TaskResult
+	for _, t := range rr.Tasks {
+		if t.Status == runner.TaskDone && t.Attempts > 0 {
+			done = append(done, t)
+		}
+	}
+	slices.SortFunc(done, func(a, b *runner.TaskResult) int {
+		return cmp.Or(a.Started.Add(a.Duration).Compare(b.Started.Add(b.Duration)), strings.Compare(a.ID, b.ID))
+	})
+	for _, t := range done {
+		if t.Attempts > 1 {
+			e.flaky++
+		} else {
+			e.flaky = 0
+		}
+	}
 }
 
 // overBudget reports whether tokens or calls are spent.

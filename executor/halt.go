@@ -13,6 +13,13 @@ const (
 	HaltConsecutiveFailures = "consecutive_failures"
 	HaltBudget              = "budget_exceeded"
 	HaltReplanFailed        = "replan_failed"
+	// HaltFlakyStreak: the tasks that finished last, in a row, each
+	// passed only after a failed attempt; the failures come from an
+	// unreliable worker or service, which a new plan does not repair.
+	HaltFlakyStreak = "flaky_streak"
+	// HaltPlanGrowth: a repair plan grew past the bound on the tasks it
+	// may add to the plan the execution started with.
+	HaltPlanGrowth = "plan_growth"
 )
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, or a
@@ -41,7 +48,7 @@ func (e *HaltError) Error() string {
 		task = "task " + e.Failure.TaskID + " failed"
 	}
 	detail := e.Failure.Diagnosis
-	if e.Err != nil && (e.Halt == HaltReplanFailed || detail == "") {
+	if e.Err != nil && (e.Halt == HaltReplanFailed || e.Halt == HaltPlanGrowth || detail == "") {
 		detail = e.Err.Error()
 	}
 	var why string
@@ -58,6 +65,10 @@ func (e *HaltError) Error() string {
 		why = "no repair plan after " + task
 	case HaltBudget:
 		why = task + " and the budget is spent"
+	case HaltFlakyStreak:
+		why = task + " after too many tasks in a row passed only on a retry"
+	case HaltPlanGrowth:
+		why = task + " and its repair grew too much"
 	default:
 		why = task
 	}

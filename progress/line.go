@@ -84,6 +84,10 @@ func HaltReason(halt string) string {
 		return "the LLM budget is spent"
 	case executor.HaltReplanFailed:
 		return "the planner gave no repair plan"
+	case executor.HaltFlakyStreak:
+		return "tasks in a row passed only on a retry"
+	case executor.HaltPlanGrowth:
+		return "a repair plan grew past its limit"
 	}
 	return halt
 }
