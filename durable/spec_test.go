@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var temperature = 0.2
+
 func fullSpec(t *testing.T) durable.Spec {
 	t.Helper()
 	p, err := plan.Parse([]byte(`{"mission": "check the repository", "tasks": [
@@ -26,10 +28,11 @@ func fullSpec(t *testing.T) durable.Spec {
 		Plan: p, Mission: "check the repository", Catalog: "/srv/registry.yaml", Dir: "/srv",
 		CatalogDigest: "sha256:6d1c8f0e3b7a9d2c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5",
 		Runner:        durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
-		Replan:        &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second},
-		Budget:        executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
-		LLM:           durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
-		Gate:          critic.GateWarning,
+		Replan: &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second,
+			MaxConsecutiveFailures: 4, MaxFlakyStreak: 2, MaxPlanGrowth: 7},
+		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
+		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1, Temperature: &temperature, MaxTurns: 3},
+		Gate:   critic.GateWarning,
 	}
 }
 
@@ -70,6 +73,8 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"bad plan", `{"version": 1, "plan": {"tasks": [{"id": "a", "type": "nap"}]}}`, "spec: plan:", plan.ErrInvalid},
 		{"trailing", `{"version": 1} {}`, "after top-level value", nil},
 		{"bad gate", `{"version": 1, "gate": "sometimes"}`, `spec: gate: unknown gate "sometimes"`, nil},
+		{"bad temperature", `{"version": 1, "llm": {"temperature": "hot"}}`, "temperature", nil},
+		{"bad flaky streak", `{"version": 1, "replan": {"max_flaky_streak": 1.5}}`, "max_flaky_streak", nil},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -107,6 +112,34 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// A spec written before the halts on flaky tasks and on plan growth, and
+// before temperatures and turns could be set, reads as the run had it:
+// those halts off, the executor's bound on failures in a row, the
+// server's temperature and the agents' default turns. It writes back
+// without them.
+func TestSpecBeforeHaltsAndLLMSettings(t *testing.T) {
+	doc := `{"version": 1, "plan": null, "mission": "m", "runner": {"concurrency": 0, "schedule": "phased", "task_timeout": "0s"}, "replan": {"max_replans": 5, "max_replans_per_task": 3, "cooldown": "0s"}, "budget": {"max_tokens": 0, "max_llm_calls": 0, "deadline": "0s"}, "llm": {"max_corrections": 2}}`
+	var s durable.Spec
+	require.NoError(t, json.Unmarshal([]byte(doc), &s))
+	assert.Equal(t, &durable.ReplanSpec{MaxReplans: 5, MaxReplansPerTask: 3}, s.Replan)
+	assert.Equal(t, durable.LLMSpec{MaxCorrections: 2}, s.LLM)
+	out, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, doc, string(out))
+}
+
+// A temperature of 0 is kept: it is not the server's default.
+func TestSpecZeroTemperature(t *testing.T) {
+	zero := 0.0
+	out, err := json.Marshal(durable.Spec{Mission: "m", LLM: durable.LLMSpec{Temperature: &zero}})
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"temperature":0`)
+	var back durable.Spec
+	require.NoError(t, json.Unmarshal(out, &back))
+	require.NotNil(t, back.LLM.Temperature)
+	assert.Zero(t, *back.LLM.Temperature)
+}
+
 // TestSpecLegacy reads the settings a dagent journaled before versioned
 // specs: the command's flags.
 func TestSpecLegacy(t *testing.T) {
@@ -138,6 +171,12 @@ func TestSpecCheck(t *testing.T) {
 		{"negative budget", func(s *durable.Spec) { s.Budget.MaxCalls = -1 }, "budget:"},
 		{"negative corrections", func(s *durable.Spec) { s.LLM.MaxCorrections = -2 }, "llm.max_corrections is -2"},
 		{"bad gate", func(s *durable.Spec) { s.Gate = "sometimes" }, `gate: unknown gate "sometimes"`},
+		{"negative flaky streak", func(s *durable.Spec) { s.Replan.MaxFlakyStreak = -1 }, "replan: max_consecutive_failures, max_flaky_streak"},
+		{"negative plan growth", func(s *durable.Spec) { s.Replan.MaxPlanGrowth = -1 }, "max_plan_growth must not be negative"},
+		{"negative failures in a row", func(s *durable.Spec) { s.Replan.MaxConsecutiveFailures = -3 }, "max_consecutive_failures"},
+		{"temperature too high", func(s *durable.Spec) { t := 2.5; s.LLM.Temperature = &t }, "llm.temperature is 2.5; want 0 to 2"},
+		{"negative temperature", func(s *durable.Spec) { t := -0.1; s.LLM.Temperature = &t }, "llm.temperature is -0.1"},
+		{"negative turns", func(s *durable.Spec) { s.LLM.MaxTurns = -1 }, "llm.max_turns is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
