@@ -36,9 +36,10 @@ type HaltError struct {
 	// when the wall time ran out with no task failed.
 	Failure Failure
 	// Err is the cause: the replanner's error or the critic's refusal of
-	// a repair (a *[RefusedError]) with [HaltReplanFailed], the end of the
-	// wall time, or the error of the run that failed. Nil when the run
-	// asked for a replan and a limit refused it.
+	// a repair (a *[RefusedError]) with [HaltReplanFailed], how much the
+	// repair grew with [HaltPlanGrowth], the end of the wall time, or the
+	// error of the run that failed. Nil when the run asked for a replan
+	// and a limit refused it.
 	Err error
 }
 
