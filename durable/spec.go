@@ -99,8 +99,9 @@ type ReplanSpec struct {
 	// [executor.DefaultMaxConsecutiveFailures].
 	MaxConsecutiveFailures int
 	// MaxFlakyStreak bounds the tasks in a row that pass only on a retry
-	// before a failure ([executor.WithMaxFlakyStreak]); 0 turns the halt
-	// off, as it is in a run journaled before the halt existed.
+	// after an error or a timeout, before a failure
+	// ([executor.WithMaxFlakyStreak]); 0 turns the halt off, as it is in
+	// a run journaled before the halt existed.
 	MaxFlakyStreak int
 	// MaxPlanGrowth bounds the tasks a repair plan may add to the run's
 	// first plan ([executor.WithMaxPlanGrowth]); 0 turns the halt off, as

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -123,7 +124,9 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 		ctx, cancel = context.WithTimeout(ctx, c.budget.MaxDuration)
 		defer cancel()
 	}
-	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: c.predicates,
+	retries := &transient{tasks: make(map[string]bool)}
+	e := &execution{c: c, mission: mission, parent: parent, predicates: c.predicates, retries: retries,
+		rn:        runner.New(append(slices.Clone(c.runner), runner.WithObserver(retries))...),
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
 	d, rep := first(e)
@@ -199,8 +202,9 @@ type execution struct {
 	version    int  // the version of the plan that runs: k after the k-th repair
 	streak     int  // failed executions in a row without a new finished task
 	progress   bool // the last run finished a task not finished before
-	flaky      int  // tasks in a row that passed only after a failed attempt
-	base       int  // the tasks of the plan the execution started with
+	flaky      int  // tasks in a row that passed only after a transient failure
+	retries    *transient
+	base       int // the tasks of the plan the execution started with
 	panics     []error
 }
 
@@ -421,9 +425,42 @@ func (e *execution) halt(f Failure) string {
 	return ""
 }
 
+// transient observes the runs for the tasks with an attempt that failed
+// the way an unreliable worker or service fails: an error of the agent or
+// a timeout, rather than an output that failed its checks, which the
+// retry's diagnosis corrects.
+type transient struct {
+	mu    sync.Mutex
+	tasks map[string]bool
+}
+
+func (o *transient) Observe(ev runner.Event) {
+	if ev.Kind != runner.EventTaskRetried {
+		return
+	}
+	if c := runner.Classify(ev.Err); c == runner.ClassAgentError || c == runner.ClassTimeout {
+		o.mu.Lock()
+		o.tasks[ev.TaskID] = true
+		o.mu.Unlock()
+	}
+}
+
+// take returns the tasks of the last run that retried a transient
+// failure, and forgets them; a run has delivered its every event when it
+// returns.
+func (o *transient) take() map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	tasks := o.tasks
+	o.tasks = make(map[string]bool)
+	return tasks
+}
+
 // countFlaky goes on with the streak of tasks that passed only after a
-// failed attempt through the tasks rr ran, in the order they finished.
+// transient failure through the tasks rr ran, in the order they finished:
+// such a task adds to it, any other task done ends it.
 func (e *execution) countFlaky(rr *runner.Result) {
+	retried := e.retries.take()
 	var done []*runner.TaskResult
 	for _, t := range rr.Tasks {
 		if t.Status == runner.TaskDone && t.Attempts > 0 {
@@ -434,7 +471,7 @@ func (e *execution) countFlaky(rr *runner.Result) {
 		return cmp.Or(a.Started.Add(a.Duration).Compare(b.Started.Add(b.Duration)), strings.Compare(a.ID, b.ID))
 	})
 	for _, t := range done {
-		if t.Attempts > 1 {
+		if retried[t.ID] {
 			e.flaky++
 		} else {
 			e.flaky = 0

@@ -14,8 +14,9 @@ const (
 	HaltBudget              = "budget_exceeded"
 	HaltReplanFailed        = "replan_failed"
 	// HaltFlakyStreak: the tasks that finished last, in a row, each
-	// passed only after a failed attempt; the failures come from an
-	// unreliable worker or service, which a new plan does not repair.
+	// passed only on a retry after an error or a timeout; the failures
+	// come from an unreliable worker or service, which a new plan does
+	// not repair.
 	HaltFlakyStreak = "flaky_streak"
 	// HaltPlanGrowth: a repair plan grew past the bound on the tasks it
 	// may add to the plan the execution started with.

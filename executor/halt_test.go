@@ -50,6 +50,28 @@ func flakyOnce() behaviour {
 	}
 }
 
+// wrongOnce answers "bad" the first time and "ok" after.
+func wrongOnce() behaviour {
+	var n atomic.Int64
+	return func(context.Context, agent.Request) (agent.Result, error) {
+		if n.Add(1) == 1 {
+			return agent.Result{Output: "bad"}, nil
+		}
+		return agent.Result{Output: "ok"}, nil
+	}
+}
+
+// slowOnce outlasts its timeout the first time and answers after.
+func slowOnce() behaviour {
+	var n atomic.Int64
+	return func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		if n.Add(1) == 1 {
+			return waitForEnd(ctx, req)
+		}
+		return agent.Result{Output: req.TaskID + "-out"}, nil
+	}
+}
+
 // flakyChain runs the flaky tasks of ids one after the other, each
 // retried once, then x, which asks for a replan when it fails.
 func flakyChain(ids ...string) string {
@@ -356,6 +378,32 @@ func TestExecuteHalts(t *testing.T) {
 			repairs: []string{onlyY},
 			status:  runner.StatusCompleted, replans: 1, attempts: 2,
 			calls: map[string]int{"f1": 2, "f2": 2, "a": 1, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name: "a retry after a failed verification is a correction, not flakiness",
+			plan: `{"tasks": [
+				{"id": "f1", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1},
+				{"id": "f2", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1, "depends_on": ["f1"]},
+				{"id": "f3", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1, "depends_on": ["f2"]},
+				{"id": "x", "input": "X", "on_failure": "replan", "depends_on": ["f3"]}]}`,
+			workers: map[string]behaviour{
+				"f1": wrongOnce(), "f2": wrongOnce(), "f3": wrongOnce(), "x": fail(errBoom),
+			},
+			repairs: []string{onlyY},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"f1": 2, "f2": 2, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name: "a timeout is a transient failure",
+			plan: `{"tasks": [
+				{"id": "f1", "input": "do", "on_failure": "retry", "max_retries": 1, "timeout": "20ms"},
+				{"id": "f2", "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": ["f1"]},
+				{"id": "x", "input": "X", "on_failure": "replan", "depends_on": ["f2"]}]}`,
+			workers: map[string]behaviour{"f1": slowOnce(), "f2": flakyOnce(), "x": fail(errBoom)},
+			repairs: []string{onlyY},
+			opts:    []executor.Option{executor.WithMaxFlakyStreak(2)},
+			halt:    executor.HaltFlakyStreak, status: runner.StatusFailed, replans: 0, attempts: 1,
+			calls: map[string]int{"f1": 2, "f2": 2, "x": 1},
 		},
 		{
 			name: "flaky streak halt turned off",

@@ -194,12 +194,14 @@ func WithMaxConsecutiveFailures(n int) Option {
 
 // WithMaxFlakyStreak halts with [HaltFlakyStreak] a failed run after n
 // or more tasks in a row, in the order they finished over the runs of the
-// execution, each passed only after a failed attempt: a task done at its
-// first attempt ends the streak, and a task that never passed does not
-// count either way. Such failures come from a worker or a service that
-// is unreliable, which a repair plan does not make reliable. n < 1 turns
-// the halt off. Default 3. A resumed execution ([WithHistory]) counts
-// from 0 again.
+// execution, each passed only on a retry after a transient failure: an
+// error of its agent or a timeout ([runner.ClassAgentError],
+// [runner.ClassTimeout]). Such failures come from a worker or a service
+// that is unreliable, which a repair plan does not make reliable. Any
+// other task done ends the streak — one done at its first attempt, or
+// after an output that failed its checks, which a retry corrects; a task
+// that never passed does not count. n < 1 turns the halt off. Default 3.
+// A resumed execution ([WithHistory]) counts from 0 again.
 func WithMaxFlakyStreak(n int) Option {
 	return func(c *config) { c.maxFlakyStreak = n }
 }

@@ -90,8 +90,9 @@ writes a plan of the unfinished tail toward the mission (the plan's
 result, until the plan completes or a limit halts replanning
 (--max-replans in all, --max-replans-per-task, the same failure twice,
 --max-consecutive-failures executions in a row that finish no new task,
---max-flaky-streak tasks in a row that pass only on a retry, a repair with
-more than --max-plan-growth tasks beyond the first plan's, the budgets). The critic reviews the plan first, and each repair, and refuses
+--max-flaky-streak tasks in a row that pass only on a retry after an error
+or a timeout, a repair with more than --max-plan-growth tasks beyond the
+first plan's, the budgets). The critic reviews the plan first, and each repair, and refuses
 one with critical issues, which cannot run as written (the findings on
 standard error, exit 1). --gate warning (or info) also refuses a plan with
 issues of that severity, with or without --replan, as lint --fail-on
@@ -184,7 +185,7 @@ standard error (with --format json, a waiting run too).`,
 	fl.IntVar(&f.maxReplansPerTask, "max-replans-per-task", executor.DefaultMaxReplansPerTask, "most replans one task may cause")
 	fl.DurationVar(&f.cooldown, "replan-cooldown", 0, "wait this long before each replan")
 	fl.IntVar(&f.maxFailures, "max-consecutive-failures", executor.DefaultMaxConsecutiveFailures, "halt after this many failed executions in a row that finish no new task")
-	fl.IntVar(&f.maxFlaky, "max-flaky-streak", executor.DefaultMaxFlakyStreak, "halt a failed run after this many tasks in a row passed only on a retry; 0 is no limit")
+	fl.IntVar(&f.maxFlaky, "max-flaky-streak", executor.DefaultMaxFlakyStreak, "halt a failed run after this many tasks in a row passed only on a retry after an error or a timeout; 0 is no limit")
 	fl.IntVar(&f.maxGrowth, "max-plan-growth", executor.DefaultMaxPlanGrowth, "halt at a repair plan with more than this many tasks beyond the first plan's; 0 is no limit")
 	fl.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "most tool-calling turns of each attempt of the plan's LLM agents")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
