@@ -479,6 +479,9 @@ func (l *launch) planner() (*metaplanner.Planner, error) {
 	if l.spec.LLM.Brief {
 		opts = append(opts, metaplanner.WithBrief())
 	}
+	if t := l.spec.LLM.Temperature; t != nil {
+		opts = append(opts, metaplanner.WithTemperature(*t))
+	}
 	return metaplanner.New(c, opts...), nil
 }
 
@@ -518,8 +521,14 @@ func (l *launch) planAgents(reg *registry.Registry) runner.PlanAgents {
 			return nil, err
 		}
 		a, err := llmagent.Agents(c, reg, "")(name, def)
-		if err != nil || l.jr == nil {
-			return a, err
+		if err != nil {
+			return nil, err
+		}
+		if la, ok := a.(*llmagent.Agent); ok {
+			la.MaxTurns, la.Temperature = l.spec.LLM.MaxTurns, l.spec.LLM.Temperature
+		}
+		if l.jr == nil {
+			return a, nil
 		}
 		return l.jr.recording(a), nil
 	}
@@ -645,7 +654,6 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 	if err != nil {
 		return err
 	}
-	r := l.spec.Replan
 	ropts := l.runnerOptions()
 	opts := []executor.Option{
 		// The catalog checks the plans; the runner options come after it,
@@ -655,15 +663,11 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 		executor.WithRunID(l.runID),
 		executor.WithReviews(l.c.reviews),
 		executor.WithReplanner(planner),
-		executor.WithMaxReplans(r.MaxReplans),
-		executor.WithMaxReplansPerTask(r.MaxReplansPerTask),
-		executor.WithCooldown(r.Cooldown),
-		executor.WithHaltOn(r.HaltOn...),
-		executor.WithoutHaltOn(r.NoHaltOn...),
 		executor.WithBudget(l.spec.Budget, l.llm),
 		executor.WithInitialResults(l.initial),
 		executor.WithGate(l.spec.Gate),
 	}
+	opts = append(opts, l.spec.Replan.options()...)
 	if l.resumed {
 		// The run goes on from the plan version it adopted last, which is
 		// journaled already.

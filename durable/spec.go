@@ -21,6 +21,9 @@ import (
 // writes; it reads that version and the ones before it.
 const SpecVersion = 1
 
+// MaxTemperature is the highest sampling temperature a spec may set.
+const MaxTemperature = 2.0
+
 // ErrSpecVersion: a spec's JSON form has a version this package does not
 // read — written by a newer dagent, or not a version at all.
 var ErrSpecVersion = errors.New("unsupported spec version")
@@ -85,8 +88,8 @@ type RunnerSpec struct {
 	TaskTimeout time.Duration
 }
 
-// ReplanSpec bounds the repairs of a run; zero fields are the executor's
-// defaults, as [ReplanDefaults] writes them out.
+// ReplanSpec bounds the repairs of a run; [ReplanDefaults] writes out the
+// executor's defaults.
 type ReplanSpec struct {
 	MaxReplans        int
 	MaxReplansPerTask int
@@ -98,11 +101,45 @@ type ReplanSpec struct {
 	// [executor.WithoutHaltOn]). Both empty: the executor's defaults, which
 	// is how a spec written before they could be set reads.
 	HaltOn, NoHaltOn []runner.Class
+	// MaxConsecutiveFailures bounds the failed executions in a row that
+	// finish no new task ([executor.WithMaxConsecutiveFailures]); 0 is
+	// [executor.DefaultMaxConsecutiveFailures].
+	MaxConsecutiveFailures int
+	// MaxFlakyStreak bounds the tasks in a row that pass only on a retry
+	// after an error or a timeout, before a failure
+	// ([executor.WithMaxFlakyStreak]); 0 turns the halt off, as it is in
+	// a run journaled before the halt existed.
+	MaxFlakyStreak int
+	// MaxPlanGrowth bounds the tasks a repair plan may add to the run's
+	// first plan ([executor.WithMaxPlanGrowth]); 0 turns the halt off, as
+	// it is in a run journaled before the halt existed.
+	MaxPlanGrowth int
 }
 
 // ReplanDefaults are the executor's limits of a run that replans.
 func ReplanDefaults() *ReplanSpec {
-	return &ReplanSpec{MaxReplans: executor.DefaultMaxReplans, MaxReplansPerTask: executor.DefaultMaxReplansPerTask}
+	return &ReplanSpec{
+		MaxReplans: executor.DefaultMaxReplans, MaxReplansPerTask: executor.DefaultMaxReplansPerTask,
+		MaxConsecutiveFailures: executor.DefaultMaxConsecutiveFailures,
+		MaxFlakyStreak:         executor.DefaultMaxFlakyStreak, MaxPlanGrowth: executor.DefaultMaxPlanGrowth,
+	}
+}
+
+// options are the executor's options of the limits of r.
+func (r *ReplanSpec) options() []executor.Option {
+	opts := []executor.Option{
+		executor.WithMaxReplans(r.MaxReplans),
+		executor.WithMaxReplansPerTask(r.MaxReplansPerTask),
+		executor.WithCooldown(r.Cooldown),
+		executor.WithMaxFlakyStreak(r.MaxFlakyStreak),
+		executor.WithMaxPlanGrowth(r.MaxPlanGrowth),
+		executor.WithHaltOn(r.HaltOn...),
+		executor.WithoutHaltOn(r.NoHaltOn...),
+	}
+	if r.MaxConsecutiveFailures > 0 {
+		opts = append(opts, executor.WithMaxConsecutiveFailures(r.MaxConsecutiveFailures))
+	}
+	return opts
 }
 
 // LLMSpec holds the settings of the run's LLM calls.
@@ -117,6 +154,14 @@ type LLMSpec struct {
 	// the critic finds critical issues in; 0 is none. The dagent command
 	// starts runs with [metaplanner.DefaultMaxCorrections].
 	MaxCorrections int
+	// Temperature, when set, is the sampling temperature of the planner
+	// and of the plan's LLM agents, from 0 to 2; nil: the server's
+	// default.
+	Temperature *float64
+	// MaxTurns bounds the tool-calling turns of each attempt of a plan's
+	// LLM agent ([github.com/dagent-dev/dagent/llmagent.Agent]); 0 is
+	// [github.com/dagent-dev/dagent/llmagent.DefaultMaxTurns].
+	MaxTurns int
 }
 
 // Check reports what makes s unable to run, naming the field: no plan and
@@ -151,11 +196,20 @@ func (s *Spec) Check() error {
 			bad("replan: %v", err)
 		}
 	}
+	if r := s.Replan; r != nil && (r.MaxConsecutiveFailures < 0 || r.MaxFlakyStreak < 0 || r.MaxPlanGrowth < 0) {
+		bad("replan: max_consecutive_failures, max_flaky_streak and max_plan_growth must not be negative")
+	}
 	if b := s.Budget; b.MaxTokens < 0 || b.MaxCalls < 0 || b.MaxDuration < 0 {
 		bad("budget: max_tokens, max_llm_calls and deadline must not be negative")
 	}
 	if s.LLM.MaxCorrections < 0 {
 		bad("llm.max_corrections is %d; want 0 or more", s.LLM.MaxCorrections)
+	}
+	if t := s.LLM.Temperature; t != nil && !(*t >= 0 && *t <= MaxTemperature) {
+		bad("llm.temperature is %g; want 0 to %g", *t, MaxTemperature)
+	}
+	if s.LLM.MaxTurns < 0 {
+		bad("llm.max_turns is %d; want 0 (the default) or more", s.LLM.MaxTurns)
 	}
 	if s.Gate != "" {
 		if _, err := critic.ParseGate(string(s.Gate)); err != nil {
@@ -216,11 +270,14 @@ type runnerDoc struct {
 }
 
 type replanDoc struct {
-	MaxReplans        int      `json:"max_replans"`
-	MaxReplansPerTask int      `json:"max_replans_per_task"`
-	Cooldown          duration `json:"cooldown"`
-	HaltOn            []string `json:"halt_on,omitempty"`
-	NoHaltOn          []string `json:"no_halt_on,omitempty"`
+	MaxReplans             int      `json:"max_replans"`
+	MaxReplansPerTask      int      `json:"max_replans_per_task"`
+	Cooldown               duration `json:"cooldown"`
+	HaltOn                 []string `json:"halt_on,omitempty"`
+	NoHaltOn               []string `json:"no_halt_on,omitempty"`
+	MaxConsecutiveFailures int      `json:"max_consecutive_failures,omitempty"`
+	MaxFlakyStreak         int      `json:"max_flaky_streak,omitempty"`
+	MaxPlanGrowth          int      `json:"max_plan_growth,omitempty"`
 }
 
 type budgetDoc struct {
@@ -230,9 +287,11 @@ type budgetDoc struct {
 }
 
 type llmDoc struct {
-	Model          string `json:"model,omitempty"`
-	Brief          bool   `json:"brief,omitempty"`
-	MaxCorrections int    `json:"max_corrections"`
+	Model          string   `json:"model,omitempty"`
+	Brief          bool     `json:"brief,omitempty"`
+	MaxCorrections int      `json:"max_corrections"`
+	Temperature    *float64 `json:"temperature,omitempty"`
+	MaxTurns       int      `json:"max_turns,omitempty"`
 }
 
 // duration is a time.Duration written as Go writes one: "1m30s".
@@ -261,22 +320,25 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	 "catalog", "catalog_digest", "dir",
 //	 "runner": {"concurrency", "schedule": "phased" or "eager", "task_timeout"},
 //	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown",
-//	            "halt_on", "no_halt_on"},
+//	            "halt_on", "no_halt_on", "max_consecutive_failures",
+//	            "max_flaky_streak", "max_plan_growth"},
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
-//	 "llm": {"model", "brief", "max_corrections"},
+//	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns"},
 //	 "gate": "never", "critical", "warning" or "info"}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
-// "catalog_digest", "dir", "model", "brief", "gate", "halt_on" and
-// "no_halt_on" are left out when empty, so that a document without one
+// "catalog_digest", "dir", "model", "brief", "gate", "temperature",
+// "max_turns", "halt_on", "no_halt_on" and the three last limits of
+// "replan" are left out when empty (zero), so that a document without one
 // reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
-		LLM:    llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections},
-		Gate:   string(s.Gate),
+		LLM: llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections,
+			Temperature: s.LLM.Temperature, MaxTurns: s.LLM.MaxTurns},
+		Gate: string(s.Gate),
 	}
 	if s.Plan != nil {
 		raw, err := s.Plan.Canonical()
@@ -287,7 +349,8 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	}
 	if r := s.Replan; r != nil {
 		doc.Replan = &replanDoc{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: duration(r.Cooldown),
-			HaltOn: classNames(r.HaltOn), NoHaltOn: classNames(r.NoHaltOn)}
+			HaltOn: classNames(r.HaltOn), NoHaltOn: classNames(r.NoHaltOn),
+			MaxConsecutiveFailures: r.MaxConsecutiveFailures, MaxFlakyStreak: r.MaxFlakyStreak, MaxPlanGrowth: r.MaxPlanGrowth}
 	}
 	return jsonv.Marshal(doc)
 }
@@ -319,7 +382,8 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, CatalogDigest: doc.Digest, Dir: doc.Dir,
 		Runner: RunnerSpec{Concurrency: doc.Runner.Concurrency, TaskTimeout: time.Duration(doc.Runner.TaskTimeout)},
 		Budget: executor.Budget{MaxTokens: doc.Budget.MaxTokens, MaxCalls: doc.Budget.MaxCalls, MaxDuration: time.Duration(doc.Budget.Deadline)},
-		LLM:    LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections},
+		LLM: LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections,
+			Temperature: doc.LLM.Temperature, MaxTurns: doc.LLM.MaxTurns},
 	}
 	if doc.Runner.Schedule != "" {
 		sched, err := runner.ParseSchedule(doc.Runner.Schedule)
@@ -339,7 +403,8 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	}
 	if r := doc.Replan; r != nil {
 		out.Replan = &ReplanSpec{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: time.Duration(r.Cooldown),
-			HaltOn: classes(r.HaltOn), NoHaltOn: classes(r.NoHaltOn)}
+			HaltOn: classes(r.HaltOn), NoHaltOn: classes(r.NoHaltOn),
+			MaxConsecutiveFailures: r.MaxConsecutiveFailures, MaxFlakyStreak: r.MaxFlakyStreak, MaxPlanGrowth: r.MaxPlanGrowth}
 		if err := checkHalts(out.Replan.HaltOn, out.Replan.NoHaltOn); err != nil {
 			return fmt.Errorf("spec: replan: %w", err)
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var temperature = 0.2
+
 func fullSpec(t *testing.T) durable.Spec {
 	t.Helper()
 	p, err := plan.Parse([]byte(`{"mission": "check the repository", "tasks": [
@@ -27,9 +29,10 @@ func fullSpec(t *testing.T) durable.Spec {
 		CatalogDigest: "sha256:6d1c8f0e3b7a9d2c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5",
 		Runner:        durable.RunnerSpec{Concurrency: 4, Schedule: runner.Eager, TaskTimeout: 90 * time.Second},
 		Replan: &durable.ReplanSpec{MaxReplans: 2, MaxReplansPerTask: 1, Cooldown: time.Second,
-			HaltOn: []runner.Class{runner.ClassTimeout, "sandbox_violation"}, NoHaltOn: []runner.Class{runner.ClassPrecondition}},
+			HaltOn: []runner.Class{runner.ClassTimeout, "sandbox_violation"}, NoHaltOn: []runner.Class{runner.ClassPrecondition},
+			MaxConsecutiveFailures: 4, MaxFlakyStreak: 2, MaxPlanGrowth: 7},
 		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
-		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
+		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1, Temperature: &temperature, MaxTurns: 3},
 		Gate:   critic.GateWarning,
 	}
 }
@@ -73,6 +76,8 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"bad gate", `{"version": 1, "gate": "sometimes"}`, `spec: gate: unknown gate "sometimes"`, nil},
 		{"bad halt class", `{"version": 1, "replan": {"halt_on": ["Timeout"]}}`, `spec: replan: bad halt class "Timeout"`, durable.ErrHaltClass},
 		{"halt class both ways", `{"version": 1, "replan": {"halt_on": ["timeout"], "no_halt_on": ["timeout"]}}`, "both halt_on and no_halt_on name it", durable.ErrHaltClass},
+		{"bad temperature", `{"version": 1, "llm": {"temperature": "hot"}}`, "temperature", nil},
+		{"bad flaky streak", `{"version": 1, "replan": {"max_flaky_streak": 1.5}}`, "max_flaky_streak", nil},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -110,7 +115,7 @@ func TestSpecWithoutHalts(t *testing.T) {
 	doc := `{"version": 1, "plan": null, "mission": "m", "runner": {"concurrency": 0, "schedule": "phased", "task_timeout": "0s"}, "replan": {"max_replans": 5, "max_replans_per_task": 3, "cooldown": "0s"}, "budget": {"max_tokens": 0, "max_llm_calls": 0, "deadline": "0s"}, "llm": {"max_corrections": 0}}`
 	var s durable.Spec
 	require.NoError(t, json.Unmarshal([]byte(doc), &s))
-	assert.Equal(t, durable.ReplanDefaults(), s.Replan)
+	assert.Equal(t, &durable.ReplanSpec{MaxReplans: 5, MaxReplansPerTask: 3}, s.Replan)
 	out, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.JSONEq(t, doc, string(out))
@@ -122,6 +127,34 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A spec written before the halts on flaky tasks and on plan growth, and
+// before temperatures and turns could be set, reads as the run had it:
+// those halts off, the executor's bound on failures in a row, the
+// server's temperature and the agents' default turns. It writes back
+// without them.
+func TestSpecBeforeHaltsAndLLMSettings(t *testing.T) {
+	doc := `{"version": 1, "plan": null, "mission": "m", "runner": {"concurrency": 0, "schedule": "phased", "task_timeout": "0s"}, "replan": {"max_replans": 5, "max_replans_per_task": 3, "cooldown": "0s"}, "budget": {"max_tokens": 0, "max_llm_calls": 0, "deadline": "0s"}, "llm": {"max_corrections": 2}}`
+	var s durable.Spec
+	require.NoError(t, json.Unmarshal([]byte(doc), &s))
+	assert.Equal(t, &durable.ReplanSpec{MaxReplans: 5, MaxReplansPerTask: 3}, s.Replan)
+	assert.Equal(t, durable.LLMSpec{MaxCorrections: 2}, s.LLM)
+	out, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, doc, string(out))
+}
+
+// A temperature of 0 is kept: it is not the server's default.
+func TestSpecZeroTemperature(t *testing.T) {
+	zero := 0.0
+	out, err := json.Marshal(durable.Spec{Mission: "m", LLM: durable.LLMSpec{Temperature: &zero}})
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"temperature":0`)
+	var back durable.Spec
+	require.NoError(t, json.Unmarshal(out, &back))
+	require.NotNil(t, back.LLM.Temperature)
+	assert.Zero(t, *back.LLM.Temperature)
 }
 
 // TestSpecLegacy reads the settings a dagent journaled before versioned
@@ -157,6 +190,12 @@ func TestSpecCheck(t *testing.T) {
 		{"bad gate", func(s *durable.Spec) { s.Gate = "sometimes" }, `gate: unknown gate "sometimes"`},
 		{"bad halt class", func(s *durable.Spec) { s.Replan.NoHaltOn = []runner.Class{"tool refused"} }, `replan: bad halt class "tool refused"`},
 		{"halt class both ways", func(s *durable.Spec) { s.Replan.HaltOn = s.Replan.NoHaltOn }, `replan: bad halt class "precondition_failed": both`},
+		{"negative flaky streak", func(s *durable.Spec) { s.Replan.MaxFlakyStreak = -1 }, "replan: max_consecutive_failures, max_flaky_streak"},
+		{"negative plan growth", func(s *durable.Spec) { s.Replan.MaxPlanGrowth = -1 }, "max_plan_growth must not be negative"},
+		{"negative failures in a row", func(s *durable.Spec) { s.Replan.MaxConsecutiveFailures = -3 }, "max_consecutive_failures"},
+		{"temperature too high", func(s *durable.Spec) { t := 2.5; s.LLM.Temperature = &t }, "llm.temperature is 2.5; want 0 to 2"},
+		{"negative temperature", func(s *durable.Spec) { t := -0.1; s.LLM.Temperature = &t }, "llm.temperature is -0.1"},
+		{"negative turns", func(s *durable.Spec) { s.LLM.MaxTurns = -1 }, "llm.max_turns is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

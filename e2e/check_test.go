@@ -133,7 +133,7 @@ func checkExecution(t *testing.T, xr *executor.Result, xerr error, obs *events, 
 	assert.GreaterOrEqual(t, xr.ExecutionAttempts, 1)
 	assert.Len(t, xr.History, xr.ReplanCount, "one history entry per replan")
 	assert.Contains(t, []string{"", executor.HaltMaxReplans, executor.HaltMaxReplansPerTask, executor.HaltSameFailure,
-		executor.HaltConsecutiveFailures, executor.HaltBudget, executor.HaltReplanFailed}, xr.Halt)
+		executor.HaltConsecutiveFailures, executor.HaltBudget, executor.HaltReplanFailed, executor.HaltFlakyStreak, executor.HaltPlanGrowth}, xr.Halt)
 	if xr.Status == runner.StatusCompleted {
 		assert.Empty(t, xr.Halt, "a completed execution did not halt")
 		assert.NoError(t, xr.Err)

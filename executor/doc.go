@@ -9,8 +9,10 @@
 //
 // Replanning stops at its limits and halt conditions: a total
 // and a per-task number of replans, the same task failing the same way
-// twice, too many failed executions in a row without progress, and budgets
-// of tokens, LLM calls and wall time. Every failure is classified
+// twice, too many failed executions in a row without progress, a streak
+// of tasks that passed only on a retry (flaky workers, which a new plan
+// does not fix), a repair plan that grows too much beyond the first, and
+// budgets of tokens, LLM calls and wall time. Every failure is classified
 // (timeout, verification failed, invalid output, agent error, ...) and the
 // class goes into the replan prompt and the result's history. An
 // execution that halts ends failed, its error a *[HaltError].

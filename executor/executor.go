@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -123,7 +125,9 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 		ctx, cancel = context.WithTimeout(ctx, c.budget.MaxDuration)
 		defer cancel()
 	}
-	e := &execution{c: c, mission: mission, parent: parent, rn: runner.New(c.runner...), predicates: c.predicates,
+	retries := &transient{tasks: make(map[string]bool)}
+	e := &execution{c: c, mission: mission, parent: parent, predicates: c.predicates, retries: retries,
+		rn:        runner.New(append(slices.Clone(c.runner), runner.WithObserver(retries))...),
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
 	d, rep := first(e)
@@ -199,11 +203,15 @@ type execution struct {
 	version    int  // the version of the plan that runs: k after the k-th repair
 	streak     int  // failed executions in a row without a new finished task
 	progress   bool // the last run finished a task not finished before
+	flaky      int  // tasks in a row that passed only after a transient failure
+	retries    *transient
+	base       int // the tasks of the plan the execution started with
 	panics     []error
 }
 
 func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 	e.res.Plan = d.Plan()
+	e.base = len(d.Plan().Tasks)
 	if !e.c.resumed {
 		if err := e.commit(ctx, d.Plan(), nil); err != nil {
 			return nil
@@ -263,6 +271,11 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		if e.overBudget() {
 			// Planning the repair spent what was left: do not run it.
 			e.stop(HaltBudget, f, nil)
+			return nil
+		}
+		if grown := len(next.Plan.Tasks) - e.base; e.c.maxPlanGrowth > 0 && grown > e.c.maxPlanGrowth {
+			e.stop(HaltPlanGrowth, f, fmt.Errorf("the repair plan has %d tasks, %d more than the first plan; at most %d more are allowed",
+				len(next.Plan.Tasks), grown, e.c.maxPlanGrowth))
 			return nil
 		}
 		e.version++
@@ -342,6 +355,7 @@ func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error
 		}
 	}
 	e.progress = len(e.completed) > before
+	e.countFlaky(rr)
 	e.res.Status, e.res.Err = rr.Status, rr.Err
 	e.res.PendingReviews, e.res.Replan = rr.PendingReviews, rr.Replan
 	e.res.Usage = e.res.Usage.Add(rr.Usage)
@@ -413,8 +427,64 @@ func (e *execution) halt(f Failure) string {
 		return HaltMaxReplansPerTask
 	case e.streak >= e.c.maxConsecutiveFailures:
 		return HaltConsecutiveFailures
+	case e.c.maxFlakyStreak > 0 && e.flaky >= e.c.maxFlakyStreak:
+		return HaltFlakyStreak
 	}
 	return ""
+}
+
+// transient observes the runs for the tasks with an attempt that failed
+// the way an unreliable worker or service fails: an error of the agent or
+// a timeout, rather than an output that failed its checks, which the
+// retry's diagnosis corrects.
+type transient struct {
+	mu    sync.Mutex
+	tasks map[string]bool
+}
+
+func (o *transient) Observe(ev runner.Event) {
+	if ev.Kind != runner.EventTaskRetried {
+		return
+	}
+	if c := runner.Classify(ev.Err); c == runner.ClassAgentError || c == runner.ClassTimeout {
+		o.mu.Lock()
+		o.tasks[ev.TaskID] = true
+		o.mu.Unlock()
+	}
+}
+
+// take returns the tasks of the last run that retried a transient
+// failure, and forgets them; a run has delivered its every event when it
+// returns.
+func (o *transient) take() map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	tasks := o.tasks
+	o.tasks = make(map[string]bool)
+	return tasks
+}
+
+// countFlaky goes on with the streak of tasks that passed only after a
+// transient failure through the tasks rr ran, in the order they finished:
+// such a task adds to it, any other task done ends it.
+func (e *execution) countFlaky(rr *runner.Result) {
+	retried := e.retries.take()
+	var done []*runner.TaskResult
+	for _, t := range rr.Tasks {
+		if t.Status == runner.TaskDone && t.Attempts > 0 {
+			done = append(done, t)
+		}
+	}
+	slices.SortFunc(done, func(a, b *runner.TaskResult) int {
+		return cmp.Or(a.Started.Add(a.Duration).Compare(b.Started.Add(b.Duration)), strings.Compare(a.ID, b.ID))
+	})
+	for _, t := range done {
+		if retried[t.ID] {
+			e.flaky++
+		} else {
+			e.flaky = 0
+		}
+	}
 }
 
 // overBudget reports whether tokens or calls are spent.

@@ -20,6 +20,14 @@ const (
 	// of any class [WithHaltOn] names halts with the class as its halt.
 	HaltToolRefused  = string(runner.ClassToolRefused)
 	HaltPrecondition = string(runner.ClassPrecondition)
+	// HaltFlakyStreak: the tasks that finished last, in a row, each
+	// passed only on a retry after an error or a timeout; the failures
+	// come from an unreliable worker or service, which a new plan does
+	// not repair.
+	HaltFlakyStreak = "flaky_streak"
+	// HaltPlanGrowth: a repair plan grew past the bound on the tasks it
+	// may add to the plan the execution started with.
+	HaltPlanGrowth = "plan_growth"
 )
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, a
@@ -37,9 +45,10 @@ type HaltError struct {
 	// when the wall time ran out with no task failed.
 	Failure Failure
 	// Err is the cause: the replanner's error or the critic's refusal of
-	// a repair (a *[RefusedError]) with [HaltReplanFailed], the end of the
-	// wall time, or the error of the run that failed. Nil when the run
-	// asked for a replan and a limit refused it.
+	// a repair (a *[RefusedError]) with [HaltReplanFailed], how much the
+	// repair grew with [HaltPlanGrowth], the end of the wall time, or the
+	// error of the run that failed. Nil when the run asked for a replan
+	// and a limit refused it.
 	Err error
 }
 
@@ -49,7 +58,7 @@ func (e *HaltError) Error() string {
 		task = "task " + e.Failure.TaskID + " failed"
 	}
 	detail := e.Failure.Diagnosis
-	if e.Err != nil && (e.Halt == HaltReplanFailed || detail == "") {
+	if e.Err != nil && (e.Halt == HaltReplanFailed || e.Halt == HaltPlanGrowth || detail == "") {
 		detail = e.Err.Error()
 	}
 	var why string
@@ -66,6 +75,10 @@ func (e *HaltError) Error() string {
 		why = "no repair plan after " + task
 	case HaltBudget:
 		why = task + " and the budget is spent"
+	case HaltFlakyStreak:
+		why = task + " after too many tasks in a row passed only on a retry"
+	case HaltPlanGrowth:
+		why = task + " and its repair grew too much"
 	default:
 		// A class that halts ([WithHaltOn]).
 		why = task + " with class " + e.Halt + ", which halts the execution"

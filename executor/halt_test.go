@@ -39,7 +39,61 @@ func waitForEnd(ctx context.Context, _ agent.Request) (agent.Result, error) {
 	return agent.Result{}, ctx.Err()
 }
 
+// flakyOnce fails the first call with errBoom and passes the others.
+func flakyOnce() behaviour {
+	var n atomic.Int64
+	return func(_ context.Context, req agent.Request) (agent.Result, error) {
+		if n.Add(1) == 1 {
+			return agent.Result{}, errBoom
+		}
+		return agent.Result{Output: req.TaskID + "-out"}, nil
+	}
+}
+
+// wrongOnce answers "bad" the first time and "ok" after.
+func wrongOnce() behaviour {
+	var n atomic.Int64
+	return func(context.Context, agent.Request) (agent.Result, error) {
+		if n.Add(1) == 1 {
+			return agent.Result{Output: "bad"}, nil
+		}
+		return agent.Result{Output: "ok"}, nil
+	}
+}
+
+// slowOnce outlasts its timeout the first time and answers after.
+func slowOnce() behaviour {
+	var n atomic.Int64
+	return func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		if n.Add(1) == 1 {
+			return waitForEnd(ctx, req)
+		}
+		return agent.Result{Output: req.TaskID + "-out"}, nil
+	}
+}
+
+// flakyChain runs the flaky tasks of ids one after the other, each
+// retried once, then x, which asks for a replan when it fails.
+func flakyChain(ids ...string) string {
+	src := `{"tasks": [`
+	prev := ""
+	for _, id := range ids {
+		dep := "[]"
+		if prev != "" {
+			dep = `["` + prev + `"]`
+		}
+		src += fmt.Sprintf(`{"id": %q, "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": %s},`, id, dep)
+		prev = id
+	}
+	return src + fmt.Sprintf(`{"id": "x", "input": "X", "on_failure": "replan", "depends_on": [%q]}]}`, prev)
+}
+
 const (
+	// xGrown: onlyX grown by two tasks.
+	xGrown = `{"tasks": [
+		{"id": "x", "input": "X", "on_failure": "replan"},
+		{"id": "b", "input": "B"},
+		{"id": "c", "input": "C", "depends_on": ["b"]}]}`
 	onlyX = `{"tasks": [{"id": "x", "input": "X", "on_failure": "replan"}]}`
 	onlyY = `{"tasks": [{"id": "y", "input": "Y", "on_failure": "replan"}]}`
 	onlyZ = `{"tasks": [{"id": "z", "input": "Z", "on_failure": "replan"}]}`
@@ -281,6 +335,122 @@ func TestExecuteHalts(t *testing.T) {
 			check: func(t *testing.T, res *executor.Result, _ *replanner) {
 				assert.ErrorContains(t, res.Err, "no plan")
 			},
+		},
+		{
+			name: "flaky streak",
+			plan: flakyChain("f1", "f2", "f3"),
+			workers: map[string]behaviour{
+				"f1": flakyOnce(), "f2": flakyOnce(), "f3": flakyOnce(), "x": fail(errBoom),
+			},
+			repairs: []string{onlyY},
+			halt:    executor.HaltFlakyStreak, status: runner.StatusFailed, replans: 0, attempts: 1,
+			calls: map[string]int{"f1": 2, "f2": 2, "f3": 2, "x": 1},
+			check: func(t *testing.T, res *executor.Result, rp *replanner) {
+				assert.Empty(t, rp.received(), "no replan after a flaky streak")
+				assert.ErrorContains(t, res.Err, "too many tasks in a row passed only on a retry")
+			},
+		},
+		{
+			name: "flaky streak over runs",
+			plan: flakyChain("f1", "f2"),
+			workers: map[string]behaviour{
+				"f1": flakyOnce(), "f2": flakyOnce(), "f3": flakyOnce(), "x": fail(errBoom), "y": fail(errBoom),
+			},
+			// The repair's f3 is the third flaky task in a row.
+			repairs: []string{`{"tasks": [
+				{"id": "f1", "input": "do"}, {"id": "f2", "input": "do", "depends_on": ["f1"]},
+				{"id": "f3", "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": ["f2"]},
+				{"id": "y", "input": "Y", "on_failure": "replan", "depends_on": ["f3"]}]}`, onlyZ},
+			halt: executor.HaltFlakyStreak, status: runner.StatusFailed, replans: 1, attempts: 2,
+			calls: map[string]int{"f1": 2, "f2": 2, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name: "a first-attempt pass ends the flaky streak",
+			plan: `{"tasks": [
+				{"id": "f1", "input": "do", "on_failure": "retry", "max_retries": 1},
+				{"id": "f2", "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": ["f1"]},
+				{"id": "a", "input": "A", "depends_on": ["f2"]},
+				{"id": "f3", "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": ["a"]},
+				{"id": "x", "input": "X", "on_failure": "replan", "depends_on": ["f3"]}]}`,
+			workers: map[string]behaviour{
+				"f1": flakyOnce(), "f2": flakyOnce(), "f3": flakyOnce(), "x": fail(errBoom),
+			},
+			repairs: []string{onlyY},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"f1": 2, "f2": 2, "a": 1, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name: "a retry after a failed verification is a correction, not flakiness",
+			plan: `{"tasks": [
+				{"id": "f1", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1},
+				{"id": "f2", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1, "depends_on": ["f1"]},
+				{"id": "f3", "input": "do", "verification": "(= data/result \"ok\")", "max_retries": 1, "depends_on": ["f2"]},
+				{"id": "x", "input": "X", "on_failure": "replan", "depends_on": ["f3"]}]}`,
+			workers: map[string]behaviour{
+				"f1": wrongOnce(), "f2": wrongOnce(), "f3": wrongOnce(), "x": fail(errBoom),
+			},
+			repairs: []string{onlyY},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"f1": 2, "f2": 2, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name: "a timeout is a transient failure",
+			plan: `{"tasks": [
+				{"id": "f1", "input": "do", "on_failure": "retry", "max_retries": 1, "timeout": "20ms"},
+				{"id": "f2", "input": "do", "on_failure": "retry", "max_retries": 1, "depends_on": ["f1"]},
+				{"id": "x", "input": "X", "on_failure": "replan", "depends_on": ["f2"]}]}`,
+			workers: map[string]behaviour{"f1": slowOnce(), "f2": flakyOnce(), "x": fail(errBoom)},
+			repairs: []string{onlyY},
+			opts:    []executor.Option{executor.WithMaxFlakyStreak(2)},
+			halt:    executor.HaltFlakyStreak, status: runner.StatusFailed, replans: 0, attempts: 1,
+			calls: map[string]int{"f1": 2, "f2": 2, "x": 1},
+		},
+		{
+			name: "flaky streak halt turned off",
+			plan: flakyChain("f1", "f2", "f3"),
+			workers: map[string]behaviour{
+				"f1": flakyOnce(), "f2": flakyOnce(), "f3": flakyOnce(), "x": fail(errBoom),
+			},
+			repairs: []string{onlyY},
+			opts:    []executor.Option{executor.WithMaxFlakyStreak(0)},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"f1": 2, "f2": 2, "f3": 2, "x": 1, "y": 1},
+		},
+		{
+			name:    "plan growth",
+			plan:    onlyX,
+			workers: map[string]behaviour{"x": fail(errBoom)},
+			repairs: []string{xGrown},
+			opts:    []executor.Option{executor.WithMaxPlanGrowth(1)},
+			halt:    executor.HaltPlanGrowth, status: runner.StatusFailed, replans: 1, attempts: 1,
+			calls: map[string]int{"x": 1},
+			check: func(t *testing.T, res *executor.Result, _ *replanner) {
+				assert.EqualError(t, res.Err, "replanning halted (plan_growth): task x failed and its repair grew too much: "+
+					"the repair plan has 3 tasks, 2 more than the first plan; at most 1 more are allowed")
+				var halted *executor.HaltError
+				require.ErrorAs(t, res.Err, &halted)
+				assert.EqualError(t, halted.Err, "the repair plan has 3 tasks, 2 more than the first plan; at most 1 more are allowed")
+				assert.Equal(t, 2, res.History[0].NewTaskCount)
+				assert.Len(t, res.Plan.Tasks, 1, "the grown repair never ran")
+			},
+		},
+		{
+			name:    "plan growth within the bound",
+			plan:    onlyX,
+			workers: map[string]behaviour{"x": flakyOnce()},
+			repairs: []string{xGrown},
+			opts:    []executor.Option{executor.WithMaxPlanGrowth(2)},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"x": 2, "b": 1, "c": 1},
+		},
+		{
+			name:    "plan growth halt turned off",
+			plan:    onlyX,
+			workers: map[string]behaviour{"x": flakyOnce()},
+			repairs: []string{xGrown},
+			opts:    []executor.Option{executor.WithMaxPlanGrowth(0)},
+			status:  runner.StatusCompleted, replans: 1, attempts: 2,
+			calls: map[string]int{"x": 2, "b": 1, "c": 1},
 		},
 		{
 			name:    "repair plan refused by the critic",

@@ -19,6 +19,8 @@ const (
 	DefaultMaxReplans             = 5
 	DefaultMaxReplansPerTask      = 3
 	DefaultMaxConsecutiveFailures = 3
+	DefaultMaxFlakyStreak         = 3
+	DefaultMaxPlanGrowth          = 20
 )
 
 // Budget bounds what a whole execution may spend; zero fields are no limit.
@@ -53,6 +55,8 @@ type config struct {
 	maxReplans             int
 	maxReplansPerTask      int
 	maxConsecutiveFailures int
+	maxFlakyStreak         int
+	maxPlanGrowth          int
 	cooldown               time.Duration
 	budget                 Budget
 	meter                  Meter
@@ -67,7 +71,7 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{maxReplans: DefaultMaxReplans, maxReplansPerTask: DefaultMaxReplansPerTask, maxConsecutiveFailures: DefaultMaxConsecutiveFailures,
-		haltOn: make(map[runner.Class]bool)}
+		maxFlakyStreak: DefaultMaxFlakyStreak, maxPlanGrowth: DefaultMaxPlanGrowth, haltOn: make(map[runner.Class]bool)}
 	for _, class := range DefaultHaltClasses() {
 		c.haltOn[class] = true
 	}
@@ -233,6 +237,30 @@ func WithoutHaltOn(classes ...runner.Class) Option {
 
 // halts reports whether a failure of class halts the execution.
 func (c *config) halts(class runner.Class) bool { return c.haltOn[class] }
+
+// WithMaxFlakyStreak halts with [HaltFlakyStreak] a failed run after n
+// or more tasks in a row, in the order they finished over the runs of the
+// execution, each passed only on a retry after a transient failure: an
+// error of its agent or a timeout ([runner.ClassAgentError],
+// [runner.ClassTimeout]). Such failures come from a worker or a service
+// that is unreliable, which a repair plan does not make reliable. Any
+// other task done ends the streak — one done at its first attempt, or
+// after an output that failed its checks, which a retry corrects; a task
+// that never passed does not count. n < 1 turns the halt off. Default 3.
+// A resumed execution ([WithHistory]) counts from 0 again.
+func WithMaxFlakyStreak(n int) Option {
+	return func(c *config) { c.maxFlakyStreak = n }
+}
+
+// WithMaxPlanGrowth halts with [HaltPlanGrowth], before it runs, a repair
+// plan with more than n tasks beyond those of the plan the execution
+// started with (for a resumed execution, [WithHistory], the plan it
+// resumed with): a planner that answers each failure with more work
+// rather than a fix. The repair counts in the result's ReplanCount and
+// History. n < 1 turns the halt off. Default 20.
+func WithMaxPlanGrowth(n int) Option {
+	return func(c *config) { c.maxPlanGrowth = n }
+}
 
 // WithCooldown waits d before each replan, to let rate limits and flaky
 // services recover. Default none.

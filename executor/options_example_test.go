@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/verify"
 )
 
@@ -108,4 +109,65 @@ func ExampleWithGate() {
 	// Output:
 	// critical: completed
 	// warning: plan refused by the critic at gate warning: 1 issue; warning: task sum: depends_on: the synthesis gate has no dependencies, so it has nothing to synthesize [gate_without_inputs]
+}
+
+// replanWith is a replanner that answers every failure with src.
+type replanWith string
+
+func (r replanWith) Repair(ctx context.Context, mission string, completed map[string]any, f executor.Failure, h []executor.Trial) (*executor.Repair, error) {
+	p, err := plan.Parse([]byte(r))
+	return &executor.Repair{Plan: p}, err
+}
+
+// WithMaxFlakyStreak stops replanning when the tasks that finished last
+// each passed only on a retry: the worker, not the plan, is at fault.
+func ExampleWithMaxFlakyStreak() {
+	calls := map[string]int{}
+	flaky := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		calls[req.TaskID]++
+		if req.TaskID == "publish" || calls[req.TaskID] == 1 {
+			return agent.Result{}, errors.New("connection reset")
+		}
+		return agent.Result{Output: "ok"}, nil
+	})
+	p, err := plan.Parse([]byte(`{"tasks": [
+		{"id": "fetch", "input": "fetch", "on_failure": "retry", "max_retries": 2},
+		{"id": "parse", "input": "parse", "on_failure": "retry", "max_retries": 2, "depends_on": ["fetch"]},
+		{"id": "publish", "input": "publish", "on_failure": "replan", "depends_on": ["parse"]}]}`))
+	if err != nil {
+		panic(err)
+	}
+	res, err := executor.Execute(context.Background(), p, "publish the data",
+		executor.WithAgent(plan.DefaultAgent, flaky), executor.WithReplanner(replanWith(`{"tasks": [{"id": "post", "input": "post"}]}`)),
+		executor.WithRunner(runner.WithBackoff(runner.Backoff{})), executor.WithMaxFlakyStreak(2))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Status, res.Halt, res.ReplanCount)
+	// Output: failed flaky_streak 0
+}
+
+// WithMaxPlanGrowth refuses to run a repair that adds more tasks than
+// the bound to the plan the execution started with.
+func ExampleWithMaxPlanGrowth() {
+	fails := agent.Func(func(ctx context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{}, errors.New("timeout")
+	})
+	p, err := plan.Parse([]byte(`{"tasks": [{"id": "build", "input": "build", "on_failure": "replan"}]}`))
+	if err != nil {
+		panic(err)
+	}
+	repair := replanWith(`{"tasks": [
+		{"id": "clean", "input": "clean"}, {"id": "deps", "input": "deps"},
+		{"id": "build2", "input": "build", "depends_on": ["clean", "deps"]}]}`)
+	res, err := executor.Execute(context.Background(), p, "build it",
+		executor.WithAgent(plan.DefaultAgent, fails), executor.WithReplanner(repair), executor.WithMaxPlanGrowth(1))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Status, res.Halt)
+	fmt.Println(res.Err)
+	// Output:
+	// failed plan_growth
+	// replanning halted (plan_growth): task build failed and its repair grew too much: the repair plan has 3 tasks, 2 more than the first plan; at most 1 more are allowed
 }

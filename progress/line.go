@@ -89,6 +89,10 @@ func HaltReason(halt string) string {
 		return "an agent kept calling tools it may not use, perhaps told to by its data"
 	case executor.HaltPrecondition:
 		return "a worker's precondition did not hold"
+	case executor.HaltFlakyStreak:
+		return "tasks in a row passed only on a retry"
+	case executor.HaltPlanGrowth:
+		return "a repair plan grew past its limit"
 	}
 	// Any other halt is a failure class that halts (executor.WithHaltOn).
 	return "a task failed with class " + halt + ", which halts"

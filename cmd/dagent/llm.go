@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/metaplanner"
@@ -28,6 +29,8 @@ type llmFlags struct {
 	replay string
 	brief  bool
 	fixes  int
+	// temperature is the sampling temperature, when --temperature is set.
+	temperature float64
 }
 
 func (f *llmFlags) register(cmd *cobra.Command) {
@@ -37,7 +40,25 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.replay, "replay", "", "answer every LLM request from `FILE`, a recording made with --record; no server is called")
 	fl.BoolVar(&f.brief, "brief", false, "give the planner short prompts, for models with a small context (local models of 2-4k tokens)")
 	fl.IntVar(&f.fixes, "max-corrections", metaplanner.DefaultMaxCorrections, "times the planner may correct a plan the critic finds critical issues in (each resends the plan and the findings)")
+	fl.Float64Var(&f.temperature, "temperature", 0, "sampling temperature of every LLM call, from 0 to 2 (default: the server's)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
+}
+
+// check rejects a temperature out of range.
+func (f *llmFlags) check(cmd *cobra.Command) error {
+	if t := f.temperatureSet(cmd); t != nil && !(*t >= 0 && *t <= durable.MaxTemperature) {
+		return fmt.Errorf("--temperature is %g; want 0 to %g", *t, durable.MaxTemperature)
+	}
+	return nil
+}
+
+// temperatureSet is the temperature, nil when --temperature is not set.
+func (f *llmFlags) temperatureSet(cmd *cobra.Command) *float64 {
+	if !cmd.Flags().Changed("temperature") {
+		return nil
+	}
+	t := f.temperature
+	return &t
 }
 
 // lazyLLM is the LLM of one command: built the first time something needs

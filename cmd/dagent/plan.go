@@ -69,6 +69,9 @@ question (the question is printed).`,
 }
 
 func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
+	if err := f.llm.check(cmd); err != nil {
+		return err
+	}
 	if mission, err = readMission(cmd, mission); err != nil {
 		return err
 	}
@@ -85,6 +88,9 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.llm.fixes)}
 	if f.llm.brief {
 		opts = append(opts, metaplanner.WithBrief())
+	}
+	if t := f.llm.temperatureSet(cmd); t != nil {
+		opts = append(opts, metaplanner.WithTemperature(*t))
 	}
 	ctx, stop := interruptible(cmd)
 	defer stop()

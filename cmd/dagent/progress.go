@@ -48,6 +48,12 @@ func haltReason(halt string) string {
 		return "a task's replans reached --max-replans-per-task"
 	case executor.HaltBudget:
 		return "the LLM budget (--max-tokens, --max-llm-calls) is spent"
+	case executor.HaltConsecutiveFailures:
+		return "executions in a row finished no new task (--max-consecutive-failures)"
+	case executor.HaltFlakyStreak:
+		return "tasks in a row passed only on a retry (--max-flaky-streak)"
+	case executor.HaltPlanGrowth:
+		return "a repair plan grew past --max-plan-growth"
 	}
 	return progress.HaltReason(halt)
 }

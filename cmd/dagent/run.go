@@ -15,6 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/llmagent"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -41,18 +42,25 @@ type runFlags struct {
 	maxReplansPerTask int
 	cooldown          time.Duration
 	haltOn, noHaltOn  []string
+	maxFailures       int
+	maxFlaky          int
+	maxGrowth         int
 
 	// Budgets.
 	maxTokens int
 	maxCalls  int
 	deadline  time.Duration
 
+	// maxTurns bounds the tool-calling turns of the plan's LLM agents.
+	maxTurns int
+
 	llm llmFlags
 	db  dbFlags
 }
 
 // replanOnly are the flags that only replanning uses.
-var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown", "halt-on", "no-halt-on"}
+var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown", "halt-on", "no-halt-on",
+	"max-consecutive-failures", "max-flaky-streak", "max-plan-growth"}
 
 func newRun() *cobra.Command {
 	var f runFlags
@@ -82,14 +90,18 @@ With --replan, a run that asks for a new plan — a task with on_failure
 writes a plan of the unfinished tail toward the mission (the plan's
 "mission", or --mission) and that plan runs, reusing every finished
 result, until the plan completes or a limit halts replanning
-(--max-replans in all, --max-replans-per-task, the same failure twice, the
-budgets). A failure of a class that halts is never replanned: the run
-halts with the class. By default those are tool_refused (an LLM agent kept
-calling tools it may not use, most likely led by text planted in its data)
-and precondition_failed (a worker's precondition did not hold);
---halt-on CLASS adds a class, such as agent_error or one a worker reports,
-and --no-halt-on CLASS removes one (both repeatable, or comma-separated).
-The critic reviews the plan first, and each repair, and refuses
+(--max-replans in all, --max-replans-per-task, the same failure twice,
+--max-consecutive-failures executions in a row that finish no new task,
+--max-flaky-streak tasks in a row that pass only on a retry after an error
+or a timeout, a repair with more than --max-plan-growth tasks beyond the
+first plan's, the budgets). A failure of a class that halts is never
+replanned: the run halts with the class. By default those are
+tool_refused (an LLM agent kept calling tools it may not use, most likely
+led by text planted in its data) and precondition_failed (a worker's
+precondition did not hold); --halt-on CLASS adds a class, such as
+agent_error or one a worker reports, and --no-halt-on CLASS removes one
+(both repeatable, or comma-separated). The critic reviews the plan first,
+and each repair, and refuses
 one with critical issues, which cannot run as written (the findings on
 standard error, exit 1). --gate warning (or info) also refuses a plan with
 issues of that severity, with or without --replan, as lint --fail-on
@@ -103,8 +115,8 @@ document adds "replan_count", "execution_attempts", "usage":
 {"prompt_tokens", "completion_tokens"} (every LLM call of the command),
 "replan_history": [{"attempt", "task_id", "class", "diagnosis", "output",
 "new_task_count"}], "halt" (null, or max_replans, max_replans_per_task,
-same_failure, consecutive_failures, budget_exceeded, replan_failed or the
-class of a failure that halts) and
+same_failure, consecutive_failures, flaky_streak, plan_growth,
+budget_exceeded, replan_failed or the class of a failure that halts) and
 "plan" (the plan that ran last).
 
 Keys of the plan that the plan format does not know are reported on
@@ -115,6 +127,10 @@ written, so the run is refused before it starts (exit 1) unless
 
 --max-tokens and --max-llm-calls bound the LLM calls of the command (agents
 and planner); a call beyond them fails. --deadline bounds its wall time.
+--temperature sets the sampling temperature of every LLM call, --max-turns
+the tool-calling turns of each attempt of an LLM agent. The journal keeps
+them and the limits of replanning with the run, so that dagent resume goes
+on with them.
 
 The LLM is any OpenAI-compatible server: OPENAI_API_KEY for api.openai.com,
 OPENAI_BASE_URL (e.g. http://localhost:8080/v1) for another, DAGENT_MODEL or
@@ -179,6 +195,10 @@ standard error (with --format json, a waiting run too).`,
 	fl.DurationVar(&f.cooldown, "replan-cooldown", 0, "wait this long before each replan")
 	fl.StringSliceVar(&f.haltOn, "halt-on", nil, "halt instead of replanning when a task fails with this class (besides tool_refused and precondition_failed); repeatable")
 	fl.StringSliceVar(&f.noHaltOn, "no-halt-on", nil, "replan a failure of this class that halts by default (tool_refused, precondition_failed); repeatable")
+	fl.IntVar(&f.maxFailures, "max-consecutive-failures", executor.DefaultMaxConsecutiveFailures, "halt after this many failed executions in a row that finish no new task")
+	fl.IntVar(&f.maxFlaky, "max-flaky-streak", executor.DefaultMaxFlakyStreak, "halt a failed run after this many tasks in a row passed only on a retry after an error or a timeout; 0 is no limit")
+	fl.IntVar(&f.maxGrowth, "max-plan-growth", executor.DefaultMaxPlanGrowth, "halt at a repair plan with more than this many tasks beyond the first plan's; 0 is no limit")
+	fl.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "most tool-calling turns of each attempt of the plan's LLM agents")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
@@ -222,6 +242,12 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 		return errors.New("--max-tokens and --max-llm-calls must not be negative")
 	case f.deadline < 0, f.cooldown < 0:
 		return errors.New("--deadline and --replan-cooldown must not be negative")
+	case f.maxFailures < 1:
+		return fmt.Errorf("--max-consecutive-failures is %d; want 1 or more", f.maxFailures)
+	case f.maxFlaky < 0, f.maxGrowth < 0:
+		return errors.New("--max-flaky-streak and --max-plan-growth must not be negative (0 is no limit)")
+	case f.maxTurns < 1:
+		return fmt.Errorf("--max-turns is %d; want 1 or more", f.maxTurns)
 	}
 	for _, c := range slices.Concat(f.haltOn, f.noHaltOn) {
 		if !runner.Class(c).Valid() {
@@ -233,7 +259,7 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 			return fmt.Errorf("--halt-on and --no-halt-on both name %q", c)
 		}
 	}
-	return nil
+	return f.llm.check(cmd)
 }
 
 // classes are the classes named by flag values.
@@ -269,7 +295,11 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		Mission: f.mission,
 		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
 		Budget:  executor.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls, MaxDuration: f.deadline},
-		LLM:     durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes},
+		LLM: durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes,
+			Temperature: f.llm.temperatureSet(cmd)},
+	}
+	if cmd.Flags().Changed("max-turns") {
+		spec.LLM.MaxTurns = f.maxTurns
 	}
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
@@ -291,7 +321,8 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	}
 	if f.replanning() {
 		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown,
-			HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn)}
+			HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn),
+			MaxConsecutiveFailures: f.maxFailures, MaxFlakyStreak: f.maxFlaky, MaxPlanGrowth: f.maxGrowth}
 		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
 			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
 		}
