@@ -156,6 +156,9 @@ func (s *SQLite) CachePlan(ctx context.Context, p CachedPlan) error {
 		if p.Key == "" {
 			return errors.New("no key")
 		}
+		if len(p.Plan) == 0 {
+			return errors.New("no plan")
+		}
 		if err := checkJSON("plan", p.Plan); err != nil {
 			return err
 		}
