@@ -49,6 +49,8 @@ type config struct {
 	initial   map[string]any
 	runID     string
 	rerun     bool
+	cache     PlanCache
+	memory    int // runs
 
 	staleAfter time.Duration
 	takeover   bool

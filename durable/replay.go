@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,11 @@ func Replay(ctx context.Context, s store.Store, id string, opts ...Option) (*Rep
 	c.reviews = reviews
 	plans := &planLog{}
 	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: r.Spec.Plan, initial: initial, plans: plans}
+	if l.current == nil && len(r.Plans) > 0 && slices.ContainsFunc(r.Record.Events, func(e store.Event) bool { return e.Kind == string(EventPlanCached) }) {
+		// The run took its first plan from the cache, not the planner:
+		// no exchange of the journal plans it again.
+		l.current = r.Plans[0]
+	}
 	var rerun atomic.Int64
 	ans, err := newAnswers(r)
 	if err != nil {

@@ -420,22 +420,44 @@ func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
 		}
 	}
 	out = &Outcome{RunID: l.runID}
+	var planned *plan.Plan // the planner's plan, to cache
 	if l.current == nil {
 		if err := l.planMission(ctx, out); err != nil || out.Plan == nil {
 			return out, err
 		}
+		if out.Planned.Attempts > 0 {
+			planned = out.Plan
+		}
 	}
 	if l.spec.Replan != nil {
-		return out, l.execute(ctx, out)
+		err = l.execute(ctx, out)
+	} else {
+		err = l.run(ctx, out)
 	}
-	return out, l.run(ctx, out)
+	if err == nil {
+		if cerr := l.keepPlan(ctx, planned, out); cerr != nil {
+			err = fmt.Errorf("plan cache: %w", cerr)
+		}
+	}
+	return out, err
 }
 
-// planMission asks the planner for the plan of the spec's mission.
+// planMission asks the planner for the plan of the spec's mission, or
+// takes the plan cached for it.
 func (l *launch) planMission(ctx context.Context, out *Outcome) error {
-	planner, err := l.planner()
+	cached, err := l.cachedPlan(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("plan cache: %w", err)
+	}
+	var planner *metaplanner.Planner
+	if cached == nil {
+		mem, err := l.memory(ctx)
+		if err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+		if planner, err = l.planner(mem); err != nil {
+			return err
+		}
 	}
 	if l.jr != nil {
 		// Planning is the run's first side effect: the run begins here.
@@ -449,6 +471,12 @@ func (l *launch) planMission(ctx context.Context, out *Outcome) error {
 		defer cancel()
 		// The wall time planning took comes off the run's.
 		defer func(start time.Time) { l.spec.Budget.MaxDuration = max(d-time.Since(start), time.Nanosecond) }(time.Now())
+	}
+	if cached != nil {
+		l.current, out.Plan = cached, cached
+		out.Planned = &metaplanner.Result{Route: metaplanner.RoutePlan, Plan: cached}
+		l.emit(runner.Event{Kind: EventPlanCached, Time: time.Now(), RunID: l.runID, Tasks: len(cached.Tasks)})
+		return nil
 	}
 	res, err := planner.Plan(ctx, l.spec.mission())
 	out.Planned = res
@@ -469,13 +497,14 @@ func (l *launch) emit(e runner.Event) {
 	}
 }
 
-// planner is the meta-planner of the run, on the run's LLM.
-func (l *launch) planner() (*metaplanner.Planner, error) {
+// planner is the meta-planner of the run, on the run's LLM, shown mem
+// when it plans the mission.
+func (l *launch) planner(mem *metaplanner.Memory) (*metaplanner.Planner, error) {
 	c, err := l.llm.client(true)
 	if err != nil {
 		return nil, err
 	}
-	opts := []metaplanner.Option{metaplanner.WithRegistry(l.reg), metaplanner.WithMaxCorrections(l.spec.LLM.MaxCorrections)}
+	opts := []metaplanner.Option{metaplanner.WithRegistry(l.reg), metaplanner.WithMaxCorrections(l.spec.LLM.MaxCorrections), metaplanner.WithMemory(mem)}
 	if l.spec.LLM.Brief {
 		opts = append(opts, metaplanner.WithBrief())
 	}
@@ -650,7 +679,7 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 	if err != nil {
 		return err
 	}
-	planner, err := l.planner()
+	planner, err := l.planner(nil)
 	if err != nil {
 		return err
 	}

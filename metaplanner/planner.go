@@ -180,6 +180,7 @@ type Planner struct {
 	limits         plan.Limits
 	brief          bool
 	predicates     *verify.Set
+	memory         *Memory
 }
 
 // WithPredicates compiles the predicates of the plans the planner reviews

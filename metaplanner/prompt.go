@@ -239,6 +239,7 @@ func (p *Planner) planPrompt(mission string) string {
 	llm.WriteData(&b, "mission", mission, -1)
 	b.WriteString("\n")
 	p.writeRegistry(&b)
+	p.writeMemory(&b)
 	b.WriteString("\nAnswer with one JSON object: {\"route\": \"plan\", \"plan\": {...}}, {\"route\": \"synthesis\", \"answer\": \"...\"} or {\"route\": \"clarify\", \"question\": \"...\"}.\n")
 	return b.String()
 }

@@ -179,7 +179,8 @@ type EventData struct {
 	// run.k for the run of the k-th repair plan of a run that replans.
 	RunID string `json:"run_id,omitempty"`
 	// Class, Version, Tasks, NewTasks and Halt are those of the
-	// executor's events, and the class of a task's failure.
+	// executor's events; on task_failed, Class is the class of the task's
+	// failure ([runner.Classify] of its error).
 	Class    string `json:"class,omitempty"`
 	Version  int    `json:"version,omitempty"`
 	Tasks    int    `json:"tasks,omitempty"`
@@ -206,6 +207,11 @@ func (e Event) Runner(runID string) (runner.Event, error) {
 	if d.Error != "" {
 		ev.Err = errors.New(d.Error)
 	}
+	if ev.Kind == runner.EventTaskFailed {
+		// The journal's annotation ([Journal.Observe]): the runner's
+		// event has its class in its error.
+		ev.Class = ""
+	}
 	return ev, nil
 }
 
@@ -219,6 +225,11 @@ func (j *Journal) Observe(e runner.Event) {
 	}
 	if e.Err != nil {
 		d.Error = e.Err.Error()
+		if e.Kind == runner.EventTaskFailed && d.Class == "" {
+			// The class of a task's failure, which the runner's event
+			// leaves to its error, is kept for [Store.Outcomes].
+			d.Class = string(runner.Classify(e.Err))
+		}
 	}
 	data, err := marshal(d)
 	if err != nil { // cannot happen: EventData is plain

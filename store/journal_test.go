@@ -535,6 +535,7 @@ func TestEventRunnerRoundTrip(t *testing.T) {
 	rec, err := s.Load(ctx, "r")
 	require.NoError(t, err)
 	require.Len(t, rec.Events, len(sent))
+	assert.Contains(t, string(rec.Events[1].Data), `"class":"agent_error"`, "a task's failure is journaled with its class")
 	for i, e := range rec.Events {
 		got, err := e.Runner("r")
 		require.NoError(t, err)

@@ -382,10 +382,22 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE leases ADD COLUMN cancel INTEGER`,
 	},
+	// 7: the plan cache: an accepted plan under a key its user derives
+	// (from the mission and the catalog), so that a repeated mission needs
+	// no planning call.
+	{
+		`CREATE TABLE plan_cache (
+			key     TEXT PRIMARY KEY,
+			mission TEXT NOT NULL,
+			plan    TEXT NOT NULL,       -- canonical plan JSON
+			run_id  TEXT NOT NULL,       -- the run that stored it
+			stored  INTEGER NOT NULL     -- Unix nanoseconds
+		) WITHOUT ROWID`,
+	},
 }
 
 // SchemaVersion is the schema version this dagent writes.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrate brings the schema up to SchemaVersion in one transaction.
 func (s *SQLite) migrate(ctx context.Context) error {

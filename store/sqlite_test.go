@@ -95,7 +95,7 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 		tables = append(tables, n)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []string{"event_chunks", "exchanges", "leases", "plans", "processes", "runs", "schema_version", "tasks"}, tables)
+	assert.Equal(t, []string{"event_chunks", "exchanges", "leases", "plan_cache", "plans", "processes", "runs", "schema_version", "tasks"}, tables)
 	var mode string
 	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)
@@ -425,7 +425,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 		versions = append(versions, v)
 	}
 	require.NoError(t, rows.Err())
-	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, versions)
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, versions)
 
 	list, err := s.List(ctx)
 	require.NoError(t, err)

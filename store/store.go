@@ -35,6 +35,8 @@ var (
 	ErrNotOwner = errors.New("the run's lease is not held by this owner")
 	// ErrReadOnly: the store was opened read-only ([ReadOnly]).
 	ErrReadOnly = errors.New("the store is open read-only")
+	// ErrNotCached: no plan is cached under the key ([Store.CachedPlan]).
+	ErrNotCached = errors.New("no plan cached under the key")
 )
 
 // OwnedError is [Store.Acquire] refusing a run that another owner holds.
@@ -152,6 +154,16 @@ type Store interface {
 	// CancelRequested reports whether a cancel of the run was requested
 	// of o, its owner; [ErrNotOwner] when o does not hold the run's lease.
 	CancelRequested(ctx context.Context, runID string, o Owner) (bool, error)
+	// Outcomes returns how the tasks of the newest runs ended: of the runs
+	// most recently created, at most runs of them (runs <= 0: none), each
+	// committed task state as a [TaskOutcome], newest run first, then by
+	// plan version and task id.
+	Outcomes(ctx context.Context, runs int) ([]TaskOutcome, error)
+	// CachePlan keeps p under its key, replacing what the key held.
+	CachePlan(ctx context.Context, p CachedPlan) error
+	// CachedPlan returns the plan kept under key; [ErrNotCached] when
+	// there is none.
+	CachedPlan(ctx context.Context, key string) (*CachedPlan, error)
 	Close() error
 }
 
@@ -324,4 +336,35 @@ type Summary struct {
 	PlanHash string // hex sha256 of the latest plan, first 12 digits
 	// Owner holds the run's lease; nil when no process does.
 	Owner *Owner
+}
+
+// TaskOutcome is how a task ended in one plan version of a run
+// ([Store.Outcomes]).
+type TaskOutcome struct {
+	RunID   string
+	Version int
+	TaskID  string
+	// Agent is the task's agent (a worker of the catalog or an LLM agent
+	// of the plan) in that plan version; Tools are the tools the plan gives
+	// that agent, none for a worker.
+	Agent  string
+	Tools  []string
+	Status string // the runner's TaskStatus
+	// Class is the class of the task's failure as the run's events
+	// recorded it (their data's "class"); empty when none did.
+	Class string
+	Error string
+}
+
+// CachedPlan is an accepted plan kept for reuse ([Store.CachePlan]).
+type CachedPlan struct {
+	// Key is what the plan is found under: its user derives it from what
+	// the plan was written for.
+	Key     string
+	Mission string
+	Plan    json.RawMessage // the canonical plan
+	RunID   string          // the run whose plan it was
+	// Stored is when the plan was cached; a zero value is the current
+	// time.
+	Stored time.Time
 }

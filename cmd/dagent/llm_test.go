@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,9 @@ func startLLM(t *testing.T, s script) *fakeLLM {
 	t.Setenv(openai.EnvBaseURL, f.srv.URL+"/v1")
 	t.Setenv(openai.EnvAPIKey, "")
 	t.Setenv(openai.EnvModel, "test-model")
+	// A journal of the test's own: the plans a test's script wrote are
+	// not cached for the next test's missions.
+	t.Setenv(envDB, filepath.Join(t.TempDir(), "dagent.db"))
 	return f
 }
 

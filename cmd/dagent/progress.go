@@ -18,6 +18,8 @@ func eventLine(e runner.Event) string {
 	switch e.Kind {
 	case durable.EventPlanned:
 		return fmt.Sprintf("planned %s in %s", prose.Plural(e.Tasks, "task"), prose.Plural(e.Attempt, "attempt"))
+	case durable.EventPlanCached:
+		return fmt.Sprintf("reused the cached plan of %s (--no-cache plans again)", prose.Plural(e.Tasks, "task"))
 	case executor.EventHalted:
 		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, haltReason(e.Halt))
 	}

@@ -46,6 +46,10 @@ type runFlags struct {
 	maxFlaky          int
 	maxGrowth         int
 
+	// Planning a mission.
+	noCache bool
+	memory  int
+
 	// Budgets.
 	maxTokens int
 	maxCalls  int
@@ -109,7 +113,13 @@ warning would fail it; --gate never runs every plan that can run.
 With --mission and no
 PLAN, the meta-planner writes the plan first, then it runs the same way;
 when the model answers the mission directly or asks a question instead,
-that is printed and the exit code is 5 or 6, as with dagent plan. The text
+that is printed and the exit code is 5 or 6, as with dagent plan. A plan
+written for a mission is cached in the journal once its run completed
+without a repair, under the mission (case and spacing aside) and the
+registry's digest: the next run of the mission on the same registry reuses
+it, checked and gated again, without asking the model; --no-cache asks
+the model anyway. --memory N shows the planner how the workers, agents and
+tools fared in the journal's last N runs. The text
 format then adds a line per replan and why replanning halted; the JSON
 document adds "replan_count", "execution_attempts", "usage":
 {"prompt_tokens", "completion_tokens"} (every LLM call of the command),
@@ -199,6 +209,8 @@ standard error (with --format json, a waiting run too).`,
 	fl.IntVar(&f.maxFlaky, "max-flaky-streak", executor.DefaultMaxFlakyStreak, "halt a failed run after this many tasks in a row passed only on a retry after an error or a timeout; 0 is no limit")
 	fl.IntVar(&f.maxGrowth, "max-plan-growth", executor.DefaultMaxPlanGrowth, "halt at a repair plan with more than this many tasks beyond the first plan's; 0 is no limit")
 	fl.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "most tool-calling turns of each attempt of the plan's LLM agents")
+	fl.BoolVar(&f.noCache, "no-cache", false, "with --mission and no PLAN, ask the planner even when the journal caches a plan of the mission (the new plan is cached in its place; --record and --replay imply it)")
+	fl.IntVar(&f.memory, "memory", 0, "with --mission and no PLAN, show the planner how the workers, agents and tools fared in the journal's last N runs; 0 shows nothing")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
@@ -248,6 +260,12 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 		return errors.New("--max-flaky-streak and --max-plan-growth must not be negative (0 is no limit)")
 	case f.maxTurns < 1:
 		return fmt.Errorf("--max-turns is %d; want 1 or more", f.maxTurns)
+	case f.memory < 0:
+		return errors.New("--memory must not be negative")
+	case f.memory > 0 && (path != "" || f.mission == ""):
+		return errors.New("--memory needs --mission without a PLAN: it informs the planning of the mission")
+	case f.memory > 0 && f.db.off:
+		return errors.New("--memory reads the journal: it cannot be combined with --no-journal")
 	}
 	for _, c := range slices.Concat(f.haltOn, f.noHaltOn) {
 		if !runner.Class(c).Valid() {
@@ -350,7 +368,14 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		runID = cmp.Or(runID, earlier)
 	}
 	runID = cmp.Or(runID, runner.NewRunID(time.Now()))
-	opts = append(opts, durable.WithRunID(runID))
+	opts = append(opts, durable.WithRunID(runID), durable.WithMemory(f.memory))
+	if f.noCache || f.llm.record != "" || f.llm.replay != "" {
+		// A recording holds the planner's exchange, and a replay answers
+		// it: both plan.
+		opts = append(opts, durable.WithPlanCache(durable.CacheRefresh))
+	} else {
+		opts = append(opts, durable.WithPlanCache(durable.CacheReuse))
+	}
 	var s store.Store
 	if !f.db.off {
 		db, err := openStore(f.db.path())

@@ -312,11 +312,85 @@ func TestRunMission(t *testing.T) {
 	assert.Equal(t, "Greet the user", doc["plan"].(map[string]any)["mission"])
 	assert.Contains(t, lastUser(t, f.got(kindPlan)[0]), "Greet the user")
 
-	code, stdout, stderr := dagent(t, "", "run", "--mission", "Greet the user")
+	// The mission again, in the same journal: its plan is cached, and the
+	// second run plans only with --no-cache.
+	code, stdout, stderr := dagent(t, "", "run", "--mission", "Greet the user", "--no-cache")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `^run \S+\n\nTASK`, stdout, "the run's id first, then the result")
 	assert.Regexp(t, `^planned 1 task in 1 attempt\n`, stderr, "the plan first, on standard error")
 	assert.Contains(t, stdout, "== greet ==\nHello!")
+	assert.Len(t, f.got(kindPlan), 2)
+}
+
+// A mission run again costs no planning call: its plan comes from the
+// journal's cache, keyed by the normalised mission and the registry's
+// digest, unless --no-cache; a changed registry plans again.
+func TestRunMissionCache(t *testing.T) {
+	f := startLLM(t, script{kindPlan: {route(`{"tasks": [{"id": "count", "agent": "wc", "input": "one two"}]}`)}})
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "registry.yaml")
+	writeReg := func(description string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(reg, []byte(`workers:
+  wc:
+    description: `+description+`
+    outputs: [words]
+    command: [sh, -c, 'echo "{\"words\": 2}"']
+`), 0o600))
+	}
+	writeReg("counts words")
+	run := func(mission string, flags ...string) (int, string) {
+		t.Helper()
+		code, stdout, stderr := dagent(t, "", append([]string{"run", "--mission", mission, "--registry", reg}, flags...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "== count ==")
+		return len(f.got(kindPlan)), stderr
+	}
+
+	calls, stderr := run("Count the words")
+	assert.Equal(t, 1, calls)
+	assert.Regexp(t, `^planned 1 task in 1 attempt\n`, stderr)
+
+	calls, stderr = run("  count the   WORDS")
+	assert.Equal(t, 1, calls, "the second run makes no LLM call")
+	assert.Regexp(t, `^reused the cached plan of 1 task \(--no-cache plans again\)\n`, stderr)
+
+	calls, _ = run("Count the words", "--no-cache")
+	assert.Equal(t, 2, calls, "--no-cache plans")
+
+	writeReg("counts the words of its input")
+	calls, _ = run("Count the words")
+	assert.Equal(t, 3, calls, "the registry changed: its digest is another")
+	calls, _ = run("Count the words")
+	assert.Equal(t, 3, calls, "and the new plan is cached")
+
+	calls, _ = run("Count the words", "--no-journal")
+	assert.Equal(t, 4, calls, "without a journal, there is no cache")
+
+	code, _, stderr := dagent(t, "", "run", "--mission", "Count the words", "--registry", reg, "--memory", "5")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 4, len(f.got(kindPlan)), "memory does not bypass the cache")
+	code, _, stderr = dagent(t, "", "run", "--mission", "Count the words", "--registry", reg, "--memory", "5", "--no-cache")
+	require.Equal(t, exitOK, code, stderr)
+	plans := f.got(kindPlan)
+	require.Len(t, plans, 5)
+	assert.Contains(t, lastUser(t, plans[4]), "- agent wc: ", "the planner sees how wc fared")
+}
+
+func TestRunMemoryFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--mission", "m", "--memory", "-1"}, "--memory must not be negative"},
+		{[]string{"run", "plan.json", "--memory", "3"}, "--memory needs --mission without a PLAN"},
+		{[]string{"run", "--mission", "m", "--memory", "3", "--no-journal"}, "cannot be combined with --no-journal"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := dagent(t, "", tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Contains(t, stderr, tc.want, tc.args)
+	}
 }
 
 func TestRunBudget(t *testing.T) {

@@ -55,7 +55,7 @@ func quietFlag(cmd *cobra.Command) {
 
 // Observe announces the run, then shows e.
 func (r *runProgress) Observe(e runner.Event) {
-	if e.Kind == runner.EventRunStarted || e.Kind == durable.EventPlanned {
+	if e.Kind == runner.EventRunStarted || e.Kind == durable.EventPlanned || e.Kind == durable.EventPlanCached {
 		r.announce()
 	}
 	if r.show != nil {
@@ -72,7 +72,7 @@ type lineLog struct{ p *progress.Printer }
 
 func (l lineLog) Observe(e runner.Event) {
 	switch e.Kind {
-	case durable.EventPlanned:
+	case durable.EventPlanned, durable.EventPlanCached:
 		l.p.Println(eventLine(e))
 	case executor.EventHalted:
 		// The summary says it, with the flag to change.

@@ -62,6 +62,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EventsAfter", testEventsAfter},
 		{"DeleteRun", testDeleteRun},
 		{"CancelRequest", testCancelRequest},
+		{"Outcomes", testOutcomes},
+		{"PlanCache", testPlanCache},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
@@ -1058,4 +1060,90 @@ func testCancelRequest(t *testing.T, open func(*testing.T) store.Store) {
 	_, err = s.CancelRequested(ctx, "nope", a)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	assert.ErrorIs(t, s.RequestCancel(ctx, "nope", a), store.ErrNotFound)
+}
+
+// Outcomes reads the newest runs' task states with their agents, tools and
+// failure classes.
+func testOutcomes(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	got, err := s.Outcomes(ctx, 5)
+	require.NoError(t, err)
+	assert.Empty(t, got, "no runs")
+
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	old := newRun("old")
+	old.Created = base
+	create(t, s, old)
+	require.NoError(t, s.CommitTask(ctx, "old", store.Task{ID: "a", Status: "failed", Error: "boom"}))
+
+	mid := newRun("mid")
+	mid.Created = base.Add(time.Hour)
+	create(t, s, mid)
+	require.NoError(t, s.CommitTask(ctx, "mid", store.Task{ID: "a", Status: "done"}))
+	v1 := json.RawMessage(`{"agents": {"writer": {"prompt": "write", "tools": ["search", "fetch"]}},
+		"tasks": [{"id": "a", "agent": "worker", "input": "x"}, {"id": "w", "agent": "writer", "input": "y"}]}`)
+	require.NoError(t, s.CommitPlan(ctx, "mid", store.PlanVersion{Version: 1, Plan: v1}))
+	require.NoError(t, s.CommitBatch(ctx, "mid", store.Batch{
+		Tasks: []store.Task{{ID: "w", Version: 1, Status: "failed", Error: "slow"}, {ID: "b", Version: 1, Status: "skipped"}},
+		Events: []store.Event{
+			{Kind: "task_failed", TaskID: "w", Data: json.RawMessage(`{"error": "slow", "class": "timeout"}`)},
+			{Kind: "task_skipped", TaskID: "b"},
+		},
+	}))
+
+	fresh := newRun("new")
+	fresh.Created = base.Add(2 * time.Hour)
+	create(t, s, fresh)
+
+	got, err = s.Outcomes(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []store.TaskOutcome{
+		{RunID: "mid", TaskID: "a", Agent: "worker", Status: "done"},
+		{RunID: "mid", Version: 1, TaskID: "b", Status: "skipped"},
+		{RunID: "mid", Version: 1, TaskID: "w", Agent: "writer", Tools: []string{"search", "fetch"}, Status: "failed", Class: "timeout", Error: "slow"},
+	}, got, "the two newest runs, new first; old is beyond them")
+
+	got, err = s.Outcomes(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	assert.Equal(t, store.TaskOutcome{RunID: "old", TaskID: "a", Agent: "worker", Status: "failed", Error: "boom"}, got[3])
+
+	got, err = s.Outcomes(ctx, 0)
+	require.NoError(t, err)
+	assert.Empty(t, got, "no runs asked for")
+}
+
+// A cached plan is found under its key until another replaces it.
+func testPlanCache(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	_, err := s.CachedPlan(ctx, "k")
+	assert.ErrorIs(t, err, store.ErrNotCached)
+
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CachePlan(ctx, store.CachedPlan{Key: "k", Mission: "m", Plan: planJSON("a"), RunID: "r1", Stored: at}))
+	got, err := s.CachedPlan(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, "k", got.Key)
+	assert.Equal(t, "m", got.Mission)
+	assert.Equal(t, "r1", got.RunID)
+	jsonEq(t, planJSON("a"), got.Plan, "plan")
+	sameTime(t, at, got.Stored, "stored")
+
+	require.NoError(t, s.CachePlan(ctx, store.CachedPlan{Key: "k", Mission: "m", Plan: planJSON("b"), RunID: "r2"}))
+	got, err = s.CachedPlan(ctx, "k")
+	require.NoError(t, err)
+	jsonEq(t, planJSON("b"), got.Plan, "the later plan replaces the earlier")
+	assert.Equal(t, "r2", got.RunID)
+	assert.False(t, got.Stored.IsZero(), "stored now")
+
+	_, err = s.CachedPlan(ctx, "other")
+	assert.ErrorIs(t, err, store.ErrNotCached, "another key")
+	assert.Error(t, s.CachePlan(ctx, store.CachedPlan{Plan: planJSON("a")}), "no key")
+	assert.Error(t, s.CachePlan(ctx, store.CachedPlan{Key: "k", Plan: json.RawMessage(`{`)}), "not JSON")
+
+	s.Close()
+	s = open(t)
+	got, err = s.CachedPlan(ctx, "k")
+	require.NoError(t, err, "survives reopening")
+	jsonEq(t, planJSON("b"), got.Plan, "plan after reopening")
 }
