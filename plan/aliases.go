@@ -23,6 +23,7 @@ const (
 	fieldInputs
 	fieldParams
 	fieldOutputSchema
+	fieldRubric
 	numFields
 )
 
@@ -44,6 +45,7 @@ var taskKeys = [numFields][]string{
 	fieldInputs:                {"inputs"},
 	fieldParams:                {"params", "parameters"},
 	fieldOutputSchema:          {"output_schema", "outputSchema", "response_schema", "output_format", "schema"},
+	fieldRubric:                {"rubric", "judge_rubric"},
 }
 
 // objectOnlyKeys are task aliases whose names LLMs also use for other

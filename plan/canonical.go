@@ -24,6 +24,7 @@ type taskJSON struct {
 	Inputs                map[string]InputRef `json:"inputs,omitempty"`
 	Params                map[string]any      `json:"params,omitempty"`
 	OutputSchema          json.RawMessage     `json:"output_schema,omitempty"`
+	Rubric                string              `json:"rubric,omitempty"`
 }
 
 // canonical is the task's canonical JSON, to encode.
@@ -32,7 +33,7 @@ func (t *Task) canonical() taskJSON {
 		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn,
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
 		Verification: t.Verification, OnVerificationFailure: t.OnVerificationFailure,
-		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema,
+		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema, Rubric: t.Rubric,
 	}
 	if j.DependsOn == nil {
 		j.DependsOn = []string{}

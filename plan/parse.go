@@ -480,6 +480,8 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		t.Timeout = p.timeout.d
 	case fieldVerification:
 		t.Verification = strings.TrimSpace(p.text(v, id, name, false))
+	case fieldRubric:
+		t.Rubric = strings.TrimSpace(p.text(v, id, name, false))
 	case fieldInputs:
 		t.Inputs = p.inputs(v, id)
 	case fieldParams:

@@ -70,6 +70,11 @@ type Task struct {
 	// compact; nil means the task has none and its result is free-form.
 	// [Plan.Validate] checks that it is a JSON object within [Limits.MaxInputBytes].
 	OutputSchema json.RawMessage
+	// Rubric says, in words, what a good result is, for an LLM judge to
+	// check once the verification predicate passes: the third layer of
+	// verification, after output_schema and the predicate. A runner
+	// without a judge leaves it unchecked; empty means the task has none.
+	Rubric string
 	// Pos is where the task starts in the parsed source; zero when the task
 	// was built in Go.
 	Pos Position
