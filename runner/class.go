@@ -17,8 +17,8 @@ type Class string
 const (
 	// ClassTimeout: an attempt outlasted its timeout.
 	ClassTimeout Class = "timeout"
-	// ClassVerification: the output failed the task's verification, or a
-	// synthesis gate's output said nothing.
+	// ClassVerification: the output failed the task's verification or its
+	// judge's rubric, or a synthesis gate's output said nothing.
 	ClassVerification Class = "verification_failed"
 	// ClassInvalidOutput: the output is unusable: it does not match the
 	// output_schema, lacks a value a dependent reads, is not the object a
@@ -54,7 +54,7 @@ func Classify(err error) Class {
 		return ClassBudget
 	case errors.Is(err, context.DeadlineExceeded):
 		return ClassTimeout
-	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput):
+	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput), errors.Is(err, ErrRubric):
 		return ClassVerification
 	case errors.Is(err, ErrMissingValue), errors.Is(err, ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):
 		return ClassInvalidOutput
