@@ -30,6 +30,7 @@ func fullSpec(t *testing.T) durable.Spec {
 		Budget:        executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
 		LLM:           durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1},
 		Gate:          critic.GateWarning,
+		Judge:         &durable.JudgeSpec{Model: "judge-model", MaxCalls: 20},
 	}
 }
 
@@ -52,6 +53,7 @@ func TestSpecJSON(t *testing.T) {
 	assert.Equal(t, spec.LLM, back.LLM)
 	assert.Equal(t, spec.CatalogDigest, back.CatalogDigest)
 	assert.Equal(t, spec.Gate, back.Gate)
+	assert.Equal(t, spec.Judge, back.Judge)
 	require.NotNil(t, back.Plan)
 	assert.Len(t, back.Plan.Tasks, 2)
 }
@@ -70,6 +72,7 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"bad plan", `{"version": 1, "plan": {"tasks": [{"id": "a", "type": "nap"}]}}`, "spec: plan:", plan.ErrInvalid},
 		{"trailing", `{"version": 1} {}`, "after top-level value", nil},
 		{"bad gate", `{"version": 1, "gate": "sometimes"}`, `spec: gate: unknown gate "sometimes"`, nil},
+		{"unknown judge key", `{"version": 1, "judge": {"modle": "m"}}`, `unknown field "modle"`, nil},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -98,6 +101,8 @@ func TestSpecWithoutGate(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, doc, string(out))
 	assert.NotContains(t, string(out), "gate")
+	assert.Nil(t, s.Judge, "a spec written before judges has none")
+	assert.NotContains(t, string(out), "judge")
 }
 
 func must[T any](v T, err error) T {
@@ -138,6 +143,7 @@ func TestSpecCheck(t *testing.T) {
 		{"negative budget", func(s *durable.Spec) { s.Budget.MaxCalls = -1 }, "budget:"},
 		{"negative corrections", func(s *durable.Spec) { s.LLM.MaxCorrections = -2 }, "llm.max_corrections is -2"},
 		{"bad gate", func(s *durable.Spec) { s.Gate = "sometimes" }, `gate: unknown gate "sometimes"`},
+		{"negative judge calls", func(s *durable.Spec) { s.Judge.MaxCalls = -1 }, "judge.max_calls is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
