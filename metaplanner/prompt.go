@@ -32,6 +32,11 @@ var answerSchema = sync.OnceValue(func() json.RawMessage {
 	// The plan's definitions move to the envelope's root, where the plan's
 	// "#/$defs/..." references find them.
 	defs := ps["$defs"]
+	if task, ok := defs.(map[string]any)["Task"].(map[string]any); ok {
+		// A rubric costs a judge's call on every run of its task: whether
+		// a plan carries them is the host's choice, not the planner's.
+		delete(task["properties"].(map[string]any), "rubric")
+	}
 	delete(ps, "$defs")
 	delete(ps, "$schema")
 	delete(ps, "$id")
