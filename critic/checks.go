@@ -377,7 +377,9 @@ func (r *reviewer) budget(i int) {
 	if t.MaxRetries != 0 {
 		return
 	}
-	judged := t.Verification != "" || t.Type == plan.TypeSynthesisGate
+	// A rubric is judged only by a run with a judge; a plan that has one
+	// is written for such runs.
+	judged := t.Verification != "" || t.Rubric != "" || t.Type == plan.TypeSynthesisGate
 	switch {
 	case t.OnFailure == plan.PolicyRetry:
 		r.add(i, CheckRetryWithoutBudget, Warning, "on_failure", "on_failure is retry, but max_retries is 0: the task never retries")

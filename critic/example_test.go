@@ -190,3 +190,15 @@ func ExampleReport_Without() {
 	// Output:
 	// 1 0 The plan looks good: no issues found.
 }
+
+// Merge adds a reviewer's findings to a report made otherwise, here of a
+// plan's source text.
+func ExampleMerge() {
+	src := []byte(`{"tasks": [{"id": "summary", "input": "Summarise the quarter."}]}`)
+	rep := critic.ReviewSource(src)
+	p, _ := plan.Parse(src)
+	rep = critic.Merge(rep, p, []critic.Issue{{Check: "llm_review", Severity: critic.Warning, TaskID: "summary", Message: "the summary names no audience"}})
+	fmt.Println(rep.Issues[len(rep.Issues)-1])
+	// Output:
+	// warning: task summary: the summary names no audience [llm_review]
+}

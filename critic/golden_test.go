@@ -538,6 +538,7 @@ func TestRetryWithoutBudget(t *testing.T) {
 		{"on_failure retry with a budget", func(t *plan.Task) { t.MaxRetries = 1; t.OnFailure = plan.PolicyRetry }, ""},
 		{"on_verification_failure retry without a verification", func(t *plan.Task) { t.MaxRetries = 0 }, ""},
 		{"on_verification_failure retry with a verification", func(t *plan.Task) { t.MaxRetries = 0; t.Verification = "true" }, "on_verification_failure"},
+		{"on_verification_failure retry with a rubric", func(t *plan.Task) { t.MaxRetries = 0; t.Rubric = "cites its sources" }, "on_verification_failure"},
 		{"on_verification_failure retry on a gate", func(t *plan.Task) { t.MaxRetries = 0; t.Type = plan.TypeSynthesisGate; t.DependsOn = []string{"a"} }, "on_verification_failure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/verify"
@@ -168,12 +169,27 @@ func ReviewWith(ctx context.Context, p *plan.Plan, rv Reviewer, opts ...Option) 
 	if err != nil {
 		return rep, fmt.Errorf("%w: %w", ErrReviewer, err)
 	}
-	index := make(map[string]int, len(p.Tasks))
-	for i := range p.Tasks {
-		if _, dup := index[p.Tasks[i].ID]; !dup {
-			index[p.Tasks[i].ID] = i
+	return Merge(rep, p, more), nil
+}
+
+// Merge returns rep with more, a [Reviewer]'s findings on p, merged in
+// order: an issue without a severity is an info, one about a task of p
+// takes the task's position when it has none, and the score, summary and
+// recommendations count them. [ReviewWith] merges so; a host that reviews
+// otherwise — [ReviewSource] a text, say — merges with it.
+func Merge(rep Report, p *plan.Plan, more []Issue) Report {
+	if len(more) == 0 {
+		return rep
+	}
+	index := make(map[string]int)
+	if p != nil {
+		for i := range p.Tasks {
+			if _, dup := index[p.Tasks[i].ID]; !dup {
+				index[p.Tasks[i].ID] = i
+			}
 		}
 	}
+	rep.Issues = slices.Clone(rep.Issues)
 	for _, is := range more {
 		if is.Severity.rank() == 0 {
 			is.Severity = Info
@@ -188,5 +204,5 @@ func ReviewWith(ctx context.Context, p *plan.Plan, rv Reviewer, opts ...Option) 
 		rep.Issues = append(rep.Issues, is)
 	}
 	rep.finish()
-	return rep, nil
+	return rep
 }

@@ -537,6 +537,9 @@ func (l *launch) runnerOptions() []runner.Option {
 	if l.jr != nil {
 		opts = append(opts, runner.WithJournal(l.jr.j))
 	}
+	if l.spec.Judge != nil {
+		opts = append(opts, runner.WithJudge(&lazyJudge{l: l, spec: *l.spec.Judge}))
+	}
 	return opts
 }
 

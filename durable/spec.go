@@ -74,6 +74,21 @@ type Spec struct {
 	// repairs meet the gate its first plan met. Empty:
 	// [critic.GateCritical].
 	Gate critic.Gate
+	// Judge, when set, has an LLM judge the rubric of every task that has
+	// one, once its predicate passes ([runner.WithJudge]). Nil: rubrics
+	// are not checked.
+	Judge *JudgeSpec
+}
+
+// JudgeSpec configures the LLM judge of a run's rubrics. The judge asks
+// the run's LLM, so that its calls count in the run's [Spec.Budget] and
+// usage, and are journaled with the run's other exchanges.
+type JudgeSpec struct {
+	// Model names the judge's model; empty: the run's.
+	Model string
+	// MaxCalls bounds the judge's calls, within the run's budget; 0 is no
+	// bound of its own.
+	MaxCalls int
 }
 
 // RunnerSpec is how a plan runs; zero fields are the runner's defaults.
@@ -216,6 +231,9 @@ func (s *Spec) Check() error {
 			bad("gate: %v", err)
 		}
 	}
+	if s.Judge != nil && s.Judge.MaxCalls < 0 {
+		bad("judge.max_calls is %d; want 0 (no bound of its own) or more", s.Judge.MaxCalls)
+	}
 	return errors.Join(errs...)
 }
 
@@ -261,6 +279,12 @@ type specDoc struct {
 	Budget  budgetDoc       `json:"budget"`
 	LLM     llmDoc          `json:"llm"`
 	Gate    string          `json:"gate,omitempty"`
+	Judge   *judgeDoc       `json:"judge,omitempty"`
+}
+
+type judgeDoc struct {
+	Model    string `json:"model,omitempty"`
+	MaxCalls int    `json:"max_calls"`
 }
 
 type runnerDoc struct {
@@ -324,13 +348,14 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	            "max_flaky_streak", "max_plan_growth"},
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
 //	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns"},
-//	 "gate": "never", "critical", "warning" or "info"}
+//	 "gate": "never", "critical", "warning" or "info",
+//	 "judge": {"model", "max_calls"}}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
 // "catalog_digest", "dir", "model", "brief", "gate", "temperature",
-// "max_turns", "halt_on", "no_halt_on" and the three last limits of
-// "replan" are left out when empty (zero), so that a document without one
-// reads as before.
+// "max_turns", "halt_on", "no_halt_on", the three last limits of "replan"
+// and "judge" are left out when empty (zero), so that a document without
+// one reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
@@ -351,6 +376,9 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		doc.Replan = &replanDoc{MaxReplans: r.MaxReplans, MaxReplansPerTask: r.MaxReplansPerTask, Cooldown: duration(r.Cooldown),
 			HaltOn: classNames(r.HaltOn), NoHaltOn: classNames(r.NoHaltOn),
 			MaxConsecutiveFailures: r.MaxConsecutiveFailures, MaxFlakyStreak: r.MaxFlakyStreak, MaxPlanGrowth: r.MaxPlanGrowth}
+	}
+	if j := s.Judge; j != nil {
+		doc.Judge = &judgeDoc{Model: j.Model, MaxCalls: j.MaxCalls}
 	}
 	return jsonv.Marshal(doc)
 }
@@ -408,6 +436,9 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 		if err := checkHalts(out.Replan.HaltOn, out.Replan.NoHaltOn); err != nil {
 			return fmt.Errorf("spec: replan: %w", err)
 		}
+	}
+	if j := doc.Judge; j != nil {
+		out.Judge = &JudgeSpec{Model: j.Model, MaxCalls: j.MaxCalls}
 	}
 	if len(doc.Plan) > 0 && string(doc.Plan) != "null" {
 		p, err := plan.Parse(doc.Plan)

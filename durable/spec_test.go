@@ -34,6 +34,7 @@ func fullSpec(t *testing.T) durable.Spec {
 		Budget: executor.Budget{MaxTokens: 200000, MaxCalls: 50, MaxDuration: 10 * time.Minute},
 		LLM:    durable.LLMSpec{Model: "small", Brief: true, MaxCorrections: 1, Temperature: &temperature, MaxTurns: 3},
 		Gate:   critic.GateWarning,
+		Judge:  &durable.JudgeSpec{Model: "judge-model", MaxCalls: 20},
 	}
 }
 
@@ -56,6 +57,7 @@ func TestSpecJSON(t *testing.T) {
 	assert.Equal(t, spec.LLM, back.LLM)
 	assert.Equal(t, spec.CatalogDigest, back.CatalogDigest)
 	assert.Equal(t, spec.Gate, back.Gate)
+	assert.Equal(t, spec.Judge, back.Judge)
 	require.NotNil(t, back.Plan)
 	assert.Len(t, back.Plan.Tasks, 2)
 }
@@ -78,6 +80,7 @@ func TestSpecUnmarshalErrors(t *testing.T) {
 		{"halt class both ways", `{"version": 1, "replan": {"halt_on": ["timeout"], "no_halt_on": ["timeout"]}}`, "both halt_on and no_halt_on name it", durable.ErrHaltClass},
 		{"bad temperature", `{"version": 1, "llm": {"temperature": "hot"}}`, "temperature", nil},
 		{"bad flaky streak", `{"version": 1, "replan": {"max_flaky_streak": 1.5}}`, "max_flaky_streak", nil},
+		{"unknown judge key", `{"version": 1, "judge": {"modle": "m"}}`, `unknown field "modle"`, nil},
 		{"legacy unknown key", `{"registy": "r.yaml"}`, `unknown field "registy"`, nil},
 		{"legacy bad duration", `{"timeout": "soon"}`, "spec (unversioned): timeout", nil},
 	}
@@ -106,6 +109,8 @@ func TestSpecWithoutGate(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, doc, string(out))
 	assert.NotContains(t, string(out), "gate")
+	assert.Nil(t, s.Judge, "a spec written before judges has none")
+	assert.NotContains(t, string(out), "judge")
 }
 
 // A spec written before halt classes could be set has no "halt_on" or
@@ -196,6 +201,7 @@ func TestSpecCheck(t *testing.T) {
 		{"temperature too high", func(s *durable.Spec) { t := 2.5; s.LLM.Temperature = &t }, "llm.temperature is 2.5; want 0 to 2"},
 		{"negative temperature", func(s *durable.Spec) { t := -0.1; s.LLM.Temperature = &t }, "llm.temperature is -0.1"},
 		{"negative turns", func(s *durable.Spec) { s.LLM.MaxTurns = -1 }, "llm.max_turns is -1"},
+		{"negative judge calls", func(s *durable.Spec) { s.Judge.MaxCalls = -1 }, "judge.max_calls is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

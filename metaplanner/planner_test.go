@@ -531,3 +531,10 @@ func TestBriefReplanPrompt(t *testing.T) {
 	assert.Less(t, sizes[0], 2000, "a brief repair fits a 2k-token context")
 	assert.Greater(t, sizes[1], 3*sizes[0])
 }
+
+// The planner is not asked for rubrics: each costs a judge's call, which
+// the host decides on.
+func TestAnswerSchemaHasNoRubric(t *testing.T) {
+	assert.NotContains(t, string(metaplanner.AnswerSchema()), `"rubric"`)
+	assert.Contains(t, string(plan.Schema()), `"rubric"`)
+}

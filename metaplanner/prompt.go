@@ -32,11 +32,14 @@ var answerSchema = sync.OnceValue(func() json.RawMessage {
 	// The plan's definitions move to the envelope's root, where the plan's
 	// "#/$defs/..." references find them.
 	defs := ps["$defs"]
-	// A priority orders tasks under the host's concurrency and its
-	// workers' caps, which the planner does not see: the host sets it.
 	if task, ok := defs.(map[string]any)["Task"].(map[string]any); ok {
 		if props, ok := task["properties"].(map[string]any); ok {
+			// A priority orders tasks under the host's concurrency and its
+			// workers' caps, which the planner does not see, and a rubric
+			// costs a judge's call on every run of its task: both are the
+			// host's to set, not the planner's.
 			delete(props, "priority")
+			delete(props, "rubric")
 		}
 	}
 	delete(ps, "$defs")

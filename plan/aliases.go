@@ -25,6 +25,7 @@ const (
 	fieldOutputSchema
 	fieldPriority
 	fieldWhen
+	fieldRubric
 	numFields
 )
 
@@ -48,6 +49,7 @@ var taskKeys = [numFields][]string{
 	fieldOutputSchema:          {"output_schema", "outputSchema", "response_schema", "output_format", "schema"},
 	fieldPriority:              {"priority"},
 	fieldWhen:                  {"when", "condition", "run_if"},
+	fieldRubric:                {"rubric", "judge_rubric"},
 }
 
 // objectOnlyKeys are task aliases whose names LLMs also use for other

@@ -26,6 +26,7 @@ type taskJSON struct {
 	Params                map[string]any      `json:"params,omitempty"`
 	OutputSchema          json.RawMessage     `json:"output_schema,omitempty"`
 	Priority              int                 `json:"priority,omitempty"`
+	Rubric                string              `json:"rubric,omitempty"`
 }
 
 // canonical is the task's canonical JSON, to encode.
@@ -34,7 +35,7 @@ func (t *Task) canonical() taskJSON {
 		ID: t.ID, Agent: t.Agent, Input: t.Input, DependsOn: t.DependsOn, When: t.When,
 		Type: t.Type, OnFailure: t.OnFailure, MaxRetries: t.MaxRetries, Critical: t.Critical,
 		Verification: t.Verification, OnVerificationFailure: t.OnVerificationFailure,
-		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema,
+		Inputs: t.Inputs, Params: t.Params, OutputSchema: t.OutputSchema, Rubric: t.Rubric,
 		Priority: t.Priority,
 	}
 	if j.DependsOn == nil {

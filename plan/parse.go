@@ -488,6 +488,8 @@ func (p *parser) taskField(t *Task, id string, f field, v node) {
 		t.Verification = strings.TrimSpace(p.text(v, id, name, false))
 	case fieldWhen:
 		t.When = strings.TrimSpace(p.text(v, id, name, false))
+	case fieldRubric:
+		t.Rubric = strings.TrimSpace(p.text(v, id, name, false))
 	case fieldInputs:
 		t.Inputs = p.inputs(v, id)
 	case fieldParams:

@@ -80,6 +80,11 @@ type Task struct {
 	// starts first, and tasks of equal priority start in plan order. The
 	// default, 0, leaves the task in plan order.
 	Priority int
+	// Rubric says, in words, what a good result is, for an LLM judge to
+	// check once the verification predicate passes: the third layer of
+	// verification, after output_schema and the predicate. A runner
+	// without a judge leaves it unchecked; empty means the task has none.
+	Rubric string
 	// Pos is where the task starts in the parsed source; zero when the task
 	// was built in Go.
 	Pos Position

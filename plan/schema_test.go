@@ -158,6 +158,7 @@ func schemaFullTask() plan.Task {
 	tk.Params = map[string]any{"depth": json.Number("2"), "lang": "en", "flags": []any{true, nil}}
 	tk.OutputSchema = json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}},"required":["items"]}`)
 	tk.Priority = 3
+	tk.Rubric = "Every item is a source about the mission, not a search page."
 	tk.Pos = plan.Position{Line: 7, Column: 5}
 	return tk
 }

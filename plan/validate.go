@@ -66,6 +66,11 @@ func validateTask(p *Plan, i int, c *config, r *report) *jschema.Schema {
 	if exceeds(len(t.Input), c.limits.MaxInputBytes) {
 		r.add(i, CodeInputTooLarge, "input", fmt.Sprintf("input is %d bytes, over the limit of %d", len(t.Input), c.limits.MaxInputBytes))
 	}
+	if exceeds(len(t.Rubric), c.limits.MaxInputBytes) {
+		// The judge is sent the rubric with every judgement, as the agent
+		// is sent the input.
+		r.add(i, CodeInputTooLarge, "rubric", fmt.Sprintf("rubric is %d bytes, over the limit of %d", len(t.Rubric), c.limits.MaxInputBytes))
+	}
 	if len(t.OutputSchema) > 0 {
 		// The agent is sent the schema with every attempt, as it is sent
 		// the input: the same limit bounds each.

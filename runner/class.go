@@ -23,8 +23,8 @@ const (
 	ClassCondition Class = "condition_error"
 	// ClassTimeout: an attempt outlasted its timeout.
 	ClassTimeout Class = "timeout"
-	// ClassVerification: the output failed the task's verification, or a
-	// synthesis gate's output said nothing.
+	// ClassVerification: the output failed the task's verification or its
+	// judge's rubric, or a synthesis gate's output said nothing.
 	ClassVerification Class = "verification_failed"
 	// ClassInvalidOutput: the output is unusable: it does not match the
 	// output_schema, lacks a value a dependent reads, is not the object a
@@ -75,7 +75,7 @@ func Classify(err error) Class {
 		return Class(report.Class)
 	}
 	switch {
-	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput):
+	case errors.Is(err, ErrVerification), errors.Is(err, ErrGateOutput), errors.Is(err, ErrRubric):
 		return ClassVerification
 	case errors.Is(err, ErrMissingValue), errors.Is(err, ErrOutputSchema), errors.Is(err, agent.ErrInvalidOutput):
 		return ClassInvalidOutput

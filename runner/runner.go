@@ -36,6 +36,7 @@ type Runner struct {
 	backoff     Backoff
 	observers   []Observer
 	journal     Journal
+	rubricJudge Judge
 }
 
 // New returns a runner configured by opts.

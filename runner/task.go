@@ -72,6 +72,7 @@ type failure struct {
 	diagnosis string
 	output    any // the output that failed verification, if any
 	verdict   bool
+	final     bool // no retry: the judge reached no verdict
 }
 
 // reply is what one attempt of an agent returned.
@@ -193,6 +194,8 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 			j.last = failure{policy: t.OnFailure, err: x.err, diagnosis: x.err.Error()}
 		} else if f, ok := r.judge(j, attempt, x.output); !ok {
 			j.last = f
+		} else if f, ok := r.judgeRubric(j, attempt, x.output); !ok {
+			j.last = f
 		} else {
 			// A task that passes has nothing left to diagnose.
 			o.status, o.output, o.diagnosis = TaskDone, x.output, ""
@@ -200,7 +203,7 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 		}
 		// A program that cannot be started stays so: a retry would only
 		// fail again after its backoff.
-		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || errors.Is(j.last.err, agent.ErrCannotStart) {
+		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || j.last.final || errors.Is(j.last.err, agent.ErrCannotStart) {
 			return r.fail(*o, j.last, t), true
 		}
 		switch r.wait(ctx, r.backoff.Delay(attempt)) {
@@ -293,6 +296,15 @@ func (r *run) judge(j *job, attempt int, output any) (failure, bool) {
 		diag = "the output does not satisfy " + t.Verification
 	}
 	return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrVerification, diag), diagnosis: diag, output: output, verdict: true}, false
+}
+
+// judgeRubric has the runner's judge check the output of a task with a
+// rubric; without a judge or a rubric, the output passes.
+func (r *run) judgeRubric(j *job, attempt int, output any) (failure, bool) {
+	if r.rubricJudge == nil || r.p.Tasks[j.i].Rubric == "" {
+		return failure{}, true
+	}
+	return r.rubric(j, attempt, output)
 }
 
 // fail settles a task that failed for good, by its policy and criticality.

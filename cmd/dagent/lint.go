@@ -12,6 +12,9 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/critic/report"
+	"github.com/dagent-dev/dagent/judge"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/spf13/cobra"
 )
@@ -27,6 +30,12 @@ type lintFlags struct {
 	disable   []string
 	maxIssues int
 	onlyPlans bool
+
+	// LLM review.
+	llmReview bool
+	model     string
+	maxCalls  int
+	review    *lintReview // set by lint when llmReview is
 }
 
 func newLint() *cobra.Command {
@@ -68,7 +77,15 @@ column are 0 when unknown.
 Exit codes: 0 no issue at or above --fail-on in any file, 1 some file has one
 (or the registry is invalid), 2 usage or I/O error (a file that cannot be
 read, a glob that matches nothing, a bad flag). --fail-on never always exits
-0 once every file was read.`,
+0 once every file was read.
+
+--llm-review also asks an LLM to read each plan for what static checks
+cannot see (a task that does not serve the mission, a missing step, a
+predicate that checks the wrong thing); its findings, warnings or infos
+with the check llm_review, join the report. The LLM is configured as for
+dagent run (OPENAI_API_KEY or OPENAI_BASE_URL, DAGENT_MODEL or --model);
+--max-llm-calls bounds its calls. What it spent goes to standard error. A
+review the LLM cannot give is an error (exit 2), with no report.`,
 		Example: `  dagent lint plan.json
   dagent lint ./...
   dagent lint --disable optimism_bias,parallel_explosion --max-issues 20 plans/
@@ -76,7 +93,8 @@ read, a glob that matches nothing, a bad flag). --fail-on never always exits
   dagent lint --registry registry.yaml --format sarif plans/*.json > dagent.sarif
   llm-tool "write a plan" | dagent lint -
   # in a GitHub Actions step: annotations on the pull request's files
-  dagent lint --format github --fail-on warning plans/*.json`,
+  dagent lint --format github --fail-on warning plans/*.json
+  dagent lint --llm-review --model gpt-4o-mini plan.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return lint(cmd, args, f) },
 	}
@@ -88,6 +106,9 @@ read, a glob that matches nothing, a bad flag). --fail-on never always exits
 	fl.StringSliceVar(&f.disable, "disable", nil, "do not report `CHECK` (repeatable, or comma-separated; all: every check that may be disabled)")
 	fl.BoolVar(&f.onlyPlans, "only-plans", false, "skip the named *.json files that are not plans, as a directory argument does (for hooks handed every changed JSON file)")
 	fl.IntVar(&f.maxIssues, "max-issues", 0, "print at most `N` issues per file, the worst first (0: all); the exit status counts every issue")
+	fl.BoolVar(&f.llmReview, "llm-review", false, "also ask an LLM to review each plan; its findings have the check llm_review")
+	fl.StringVar(&f.model, "model", "", "model of --llm-review (default $"+openai.EnvModel+")")
+	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of --llm-review; 0 is no limit")
 	return cmd
 }
 
@@ -99,6 +120,16 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	paths, err := lintPaths(args)
 	if err != nil {
 		return err
+	}
+	if f.maxCalls < 0 {
+		return errors.New("--max-llm-calls must not be negative")
+	}
+	if !f.llmReview && (cmd.Flags().Changed("model") || cmd.Flags().Changed("max-llm-calls")) {
+		return errors.New("--model and --max-llm-calls need --llm-review")
+	}
+	if f.llmReview {
+		f.review = &lintReview{llm: &lazyLLM{f: llmFlags{model: f.model}}, budget: llm.Budget{MaxCalls: f.maxCalls}}
+		defer f.review.report(cmd)
 	}
 	if f.onlyPlans {
 		paths = slices.DeleteFunc(paths, func(p string) bool {
@@ -186,6 +217,11 @@ func lintFile(cmd *cobra.Command, path string, f lintFlags) (report.File, bool, 
 		unchecked(cmd, name+": ", agents)
 	}
 	file.Report = critic.ReviewSource(data, opts...)
+	if f.review != nil {
+		if file.Report, err = f.review.add(cmd, file.Report, data); err != nil {
+			return file, false, fmt.Errorf("%s: llm review: %w", path, err)
+		}
+	}
 	file.Report = file.Report.Without(func(is critic.Issue) bool { return set.silenced(path, is) })
 	failed := failOn != "" && file.Report.Has(failOn)
 	if left := capIssues(&file.Report, set.maxIssues); left > 0 {
@@ -319,4 +355,42 @@ func unwrap(w io.Writer) io.Writer {
 		return u.Unwrap()
 	}
 	return w
+}
+
+// lintReview is the LLM review of lint --llm-review: one meter for every
+// file, asked for the first time a plan has tasks to review.
+type lintReview struct {
+	llm    *lazyLLM
+	budget llm.Budget
+	meter  *llm.Meter
+}
+
+// add merges the LLM's findings on the plan of data into rep. A text
+// without a plan's tasks is not sent.
+func (r *lintReview) add(cmd *cobra.Command, rep critic.Report, data []byte) (critic.Report, error) {
+	p, _ := plan.Parse(data)
+	if p == nil || len(p.Tasks) == 0 {
+		return rep, nil
+	}
+	if r.meter == nil {
+		c, err := r.llm.client("", true)
+		if err != nil {
+			return rep, err
+		}
+		r.meter = llm.NewMeter(c, r.budget)
+	}
+	more, err := judge.NewReviewer(r.meter).Review(cmd.Context(), p, rep)
+	if err != nil {
+		return rep, err
+	}
+	return critic.Merge(rep, p, more), nil
+}
+
+// report says on stderr what the review spent.
+func (r *lintReview) report(cmd *cobra.Command) {
+	if r.meter == nil {
+		return
+	}
+	u := r.meter.Usage()
+	fmt.Fprintf(cmd.ErrOrStderr(), "llm review: %d calls, %d tokens (%d prompt, %d completion)\n", r.meter.Calls(), u.Total(), u.PromptTokens, u.CompletionTokens)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dagent-dev/dagent/judge"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/metaplanner"
@@ -22,6 +23,8 @@ const (
 	kindPlan   = "plan"   // the meta-planner asks for a plan
 	kindRepair = "repair" // the meta-planner asks for a repair plan
 	kindAgent  = "agent"  // an LLM agent does a task
+	kindJudge  = "judge"  // the judge checks a rubric
+	kindReview = "review" // the LLM reviewer reads a plan
 )
 
 // script is what the fake LLM answers, by kind of request: the n-th
@@ -105,7 +108,13 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 func kindOf(body map[string]any) string {
 	format, _ := body["response_format"].(map[string]any)
 	schema, _ := format["json_schema"].(map[string]any)
-	if schema["name"] != metaplanner.SchemaName {
+	switch schema["name"] {
+	case judge.VerdictSchemaName:
+		return kindJudge
+	case judge.ReviewSchemaName:
+		return kindReview
+	case metaplanner.SchemaName:
+	default:
 		return kindAgent
 	}
 	msgs, _ := body["messages"].([]any)

@@ -58,6 +58,11 @@ type runFlags struct {
 	// maxTurns bounds the tool-calling turns of the plan's LLM agents.
 	maxTurns int
 
+	// The judge of rubrics.
+	judge         bool
+	judgeModel    string
+	judgeMaxCalls int
+
 	llm llmFlags
 	db  dbFlags
 }
@@ -135,12 +140,19 @@ standard error, one a line. A key that is a near miss of a known one
 written, so the run is refused before it starts (exit 1) unless
 --allow-unknown-keys is given; any other unknown key is only reported.
 
---max-tokens and --max-llm-calls bound the LLM calls of the command (agents
-and planner); a call beyond them fails. --deadline bounds its wall time.
+--max-tokens and --max-llm-calls bound the LLM calls of the command (agents,
+planner and judge); a call beyond them fails. --deadline bounds its wall time.
 --temperature sets the sampling temperature of every LLM call, --max-turns
 the tool-calling turns of each attempt of an LLM agent. The journal keeps
 them and the limits of replanning with the run, so that dagent resume goes
 on with them.
+
+--judge has an LLM judge the "rubric" of every task that has one, once its
+verification predicate passes; a failed judgement is a failed verification,
+handled by the task's on_verification_failure, with the judge's reason as
+the diagnosis. --judge-model M judges with model M (and implies --judge);
+--judge-max-calls bounds the judge's calls within the budgets above.
+Without --judge, rubrics are not checked.
 
 The LLM is any OpenAI-compatible server: OPENAI_API_KEY for api.openai.com,
 OPENAI_BASE_URL (e.g. http://localhost:8080/v1) for another, DAGENT_MODEL or
@@ -214,6 +226,9 @@ standard error (with --format json, a waiting run too).`,
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
+	fl.BoolVar(&f.judge, "judge", false, "have an LLM judge each task's rubric once its predicate passes")
+	fl.StringVar(&f.judgeModel, "judge-model", "", "model of the judge (default the run's); implies --judge")
+	fl.IntVar(&f.judgeMaxCalls, "judge-max-calls", 0, "most LLM calls of the judge; 0 is no limit of its own; implies --judge")
 	gateFlag(cmd, &f.gate)
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
@@ -266,6 +281,8 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 		return errors.New("--memory needs --mission without a PLAN: it informs the planning of the mission")
 	case f.memory > 0 && f.db.off:
 		return errors.New("--memory reads the journal: it cannot be combined with --no-journal")
+	case f.judgeMaxCalls < 0:
+		return errors.New("--judge-max-calls must not be negative")
 	}
 	for _, c := range slices.Concat(f.haltOn, f.noHaltOn) {
 		if !runner.Class(c).Valid() {
@@ -318,6 +335,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	}
 	if cmd.Flags().Changed("max-turns") {
 		spec.LLM.MaxTurns = f.maxTurns
+	}
+	if f.judge || f.judgeModel != "" || f.judgeMaxCalls > 0 {
+		spec.Judge = &durable.JudgeSpec{Model: strings.TrimSpace(f.judgeModel), MaxCalls: f.judgeMaxCalls}
 	}
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
