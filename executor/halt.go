@@ -13,6 +13,12 @@ const (
 	HaltConsecutiveFailures = "consecutive_failures"
 	HaltBudget              = "budget_exceeded"
 	HaltReplanFailed        = "replan_failed"
+	// HaltMaxRounds: the round budget of [WithRounds] is spent and the
+	// round planner still answered continue.
+	HaltMaxRounds = "max_rounds"
+	// HaltGaveUp: the round planner answered failed; the HaltError's Err
+	// is its reason.
+	HaltGaveUp = "gave_up"
 )
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, or a
@@ -58,6 +64,14 @@ func (e *HaltError) Error() string {
 		why = "no repair plan after " + task
 	case HaltBudget:
 		why = task + " and the budget is spent"
+	case HaltMaxRounds:
+		why = "the round budget is spent and the planner would go on"
+		if e.Failure.TaskID != "" {
+			why += " after " + task
+		}
+		return fmt.Sprintf("%s (%s): %s", ErrHalted, e.Halt, why)
+	case HaltGaveUp:
+		return fmt.Sprintf("%s (%s): the planner gave up: %s", ErrHalted, e.Halt, e.Err)
 	default:
 		why = task
 	}

@@ -62,6 +62,8 @@ type config struct {
 	resumed                bool // history given: the plan is committed already
 	initial                map[string]any
 	gate                   critic.Gate
+	rounds                 RoundPlanner
+	maxRounds              int
 }
 
 func newConfig(opts []Option) config {
