@@ -69,7 +69,7 @@ type Trial struct {
 	// repair.
 	Round  int    `json:"round,omitempty"`
 	TaskID string `json:"task_id"`
-	Class   string `json:"class"`
+	Class  string `json:"class"`
 	// Diagnosis is the failure's; Output the start of the failing output,
 	// as text.
 	Diagnosis string `json:"diagnosis"`
