@@ -51,6 +51,12 @@ func Line(e runner.Event) string {
 		return fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), prose.Excerpt(errString(e.Err), 200))
 	case executor.EventHalted:
 		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, HaltReason(e.Halt))
+	case executor.EventRoundRequested:
+		return fmt.Sprintf("round %d: asking the planner", e.Attempt)
+	case executor.EventRoundAdopted:
+		return fmt.Sprintf("round %d: %s added", e.Attempt, prose.Plural(e.NewTasks, "task"))
+	case executor.EventRoundsDone:
+		return fmt.Sprintf("round %d: the planner is done", e.Attempt)
 	}
 	if e.TaskID != "" {
 		return e.TaskID + ": " + string(e.Kind)
@@ -84,6 +90,10 @@ func HaltReason(halt string) string {
 		return "the LLM budget is spent"
 	case executor.HaltReplanFailed:
 		return "the planner gave no repair plan"
+	case executor.HaltMaxRounds:
+		return "the rounds reached their limit"
+	case executor.HaltGaveUp:
+		return "the planner gave up"
 	}
 	return halt
 }

@@ -58,6 +58,10 @@ func WriteSummary(w io.Writer, s Summary) error {
 
 func writeSummary(w io.Writer, s Summary) error {
 	p, res := s.Plan, s.Result
+	if p == nil {
+		// An execution in rounds that ended before its first round.
+		p = &plan.Plan{}
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
@@ -89,7 +93,11 @@ func writeSummary(w io.Writer, s Summary) error {
 	if len(res.PendingReviews) > 0 && s.ReviewHint != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(s.ReviewHint, "\n"))
 	}
-	for _, id := range finals(p) {
+	shown := finals(p)
+	if x := s.Execution; x != nil && len(x.Deliverable) > 0 {
+		shown = x.Deliverable
+	}
+	for _, id := range shown {
 		if t := res.Tasks[id]; t != nil && t.Status == runner.TaskDone {
 			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(Text(t.Output), "\n"))
 		}
@@ -102,10 +110,17 @@ func writeSummary(w io.Writer, s Summary) error {
 			if reason == nil {
 				reason = HaltReason
 			}
-			fmt.Fprintf(w, "replanning halted (%s): %s\n", x.Halt, reason(x.Halt))
+			what := "replanning"
+			if x.Rounds > 0 || x.Halt == executor.HaltMaxRounds || x.Halt == executor.HaltGaveUp {
+				what = "rounds"
+			}
+			fmt.Fprintf(w, "%s halted (%s): %s\n", what, x.Halt, reason(x.Halt))
 		}
 		if x.ReplanCount > 0 {
 			after, and = " after "+prose.Plural(x.ReplanCount, "replan"), " and "+prose.Plural(x.ReplanCount, "replan")
+		}
+		if x.Rounds > 0 {
+			after, and = " in "+prose.Plural(x.Rounds, "round"), " and "+prose.Plural(x.Rounds, "round")
 		}
 	}
 	var err error
