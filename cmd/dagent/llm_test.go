@@ -21,6 +21,7 @@ const (
 	kindPlan   = "plan"   // the meta-planner asks for a plan
 	kindRepair = "repair" // the meta-planner asks for a repair plan
 	kindAgent  = "agent"  // an LLM agent does a task
+	kindRound  = "round"  // the meta-planner plans a round
 )
 
 // script is what the fake LLM answers, by kind of request: the n-th
@@ -101,6 +102,9 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 func kindOf(body map[string]any) string {
 	format, _ := body["response_format"].(map[string]any)
 	schema, _ := format["json_schema"].(map[string]any)
+	if schema["name"] == metaplanner.RoundSchemaName {
+		return kindRound
+	}
 	if schema["name"] != metaplanner.SchemaName {
 		return kindAgent
 	}
