@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -83,6 +84,62 @@ var roundSchema = sync.OnceValue(func() json.RawMessage {
 	return json.RawMessage(out)
 })
 
+// briefRoundSchema is the round answer's schema with [WithBrief]: for the
+// small models that option serves, cut to what a round needs and narrowed
+// to what can be named in this round — the agents that exist, the
+// completed tasks a new task may depend on or deliver — so that a server
+// that constrains its output to the schema cannot write an unknown name.
+// New tasks read earlier results through {{results.ID}} in their input.
+func (p *Planner) briefRoundSchema(state executor.RoundState) json.RawMessage {
+	agents := []string{plan.DefaultAgent}
+	for _, name := range p.registry.Names() {
+		if name != plan.DefaultAgent {
+			agents = append(agents, name)
+		}
+	}
+	if state.Plan != nil {
+		for _, name := range slices.Sorted(maps.Keys(state.Plan.Agents)) {
+			if !slices.Contains(agents, name) {
+				agents = append(agents, name)
+			}
+		}
+	}
+	task := map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"id", "agent", "input"},
+		"properties": map[string]any{
+			"id":    map[string]any{"type": "string", "minLength": 1, "maxLength": 32},
+			"agent": map[string]any{"enum": agents},
+			"input": map[string]any{"type": "string", "minLength": 1},
+		},
+	}
+	// Only what can be acted on: nothing to deliver before the first round,
+	// no new round once the budget is spent.
+	actions := []string{string(executor.RoundContinue), string(executor.RoundDone), string(executor.RoundFailed)}
+	switch {
+	case len(state.Completed) == 0:
+		actions = []string{string(executor.RoundContinue), string(executor.RoundFailed)}
+	case state.Round > state.MaxRounds:
+		actions = []string{string(executor.RoundDone), string(executor.RoundFailed)}
+	}
+	props := map[string]any{
+		"action": map[string]any{"enum": actions},
+		"tasks":  map[string]any{"type": "array", "minItems": 1, "maxItems": 5, "items": task},
+		"reason": map[string]any{"type": "string"},
+	}
+	if done := completedIDs(state.Completed, state.Plan); len(done) > 0 {
+		task["properties"].(map[string]any)["depends_on"] = map[string]any{"type": "array", "items": map[string]any{"enum": done}}
+		props["deliverable"] = map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"enum": done}}
+	}
+	out, err := jsonv.Marshal(map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": false,
+		"required": []string{"action"}, "properties": props,
+	})
+	if err != nil {
+		panic("metaplanner: the brief round schema: " + err.Error())
+	}
+	return out
+}
+
 // Round is [executor.RoundPlanner]: it asks the model what to do in round
 // state.Round of mission — before the first, which tasks it can justify
 // now; after each, given the completed results, the failures and the
@@ -109,7 +166,11 @@ func (p *Planner) Round(ctx context.Context, mission string, state executor.Roun
 		{Role: llm.RoleSystem, Content: p.roundSystemPrompt()},
 		{Role: llm.RoleUser, Content: prompt},
 	}
-	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, &llm.Schema{Name: RoundSchemaName, Schema: RoundSchema()},
+	schema := &llm.Schema{Name: RoundSchemaName, Schema: RoundSchema()}
+	if p.brief {
+		schema.Schema = p.briefRoundSchema(state)
+	}
+	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, schema,
 		func(ctx context.Context, content string) answer { return p.readRound(ctx, content, mission, state) })
 	if err != nil || a.round == nil {
 		return &executor.RoundAnswer{Usage: res.Usage}, err
@@ -328,6 +389,8 @@ func (p *Planner) roundPrompt(mission string, s executor.RoundState) (string, er
 	llm.WriteData(&b, "mission", mission, -1)
 	if s.Plan == nil {
 		b.WriteString("\nNothing has run yet: write the tasks of the first round.\n")
+	} else if p.brief {
+		p.briefRoundState(&b, s)
 	} else {
 		src, err := s.Plan.MarshalJSON()
 		if err != nil {
@@ -378,6 +441,35 @@ func (p *Planner) roundPrompt(mission string, s executor.RoundState) (string, er
 	}
 	b.WriteString("\nAnswer with one JSON object: {\"action\": \"continue\", \"tasks\": [...]}, {\"action\": \"done\", \"deliverable\": [...]} or {\"action\": \"failed\", \"reason\": \"...\"}.\n")
 	return b.String(), nil
+}
+
+// briefData bounds each result and diagnosis of a brief round prompt, for
+// the small context of the models [WithBrief] serves.
+const briefData = 300
+
+// briefRoundState writes what the rounds so far did in few words: the
+// completed results, the failed tasks' classes and diagnoses, the tasks
+// that did not run; not the plan, whose tasks the ids name.
+func (p *Planner) briefRoundState(b *strings.Builder, s executor.RoundState) {
+	limit := briefData
+	if p.maxData > 0 {
+		limit = min(limit, p.maxData)
+	}
+	if ids := completedIDs(s.Completed, s.Plan); len(ids) > 0 {
+		fmt.Fprintf(b, "\nCompleted: %s.\n", strings.Join(ids, ", "))
+		for _, id := range ids {
+			llm.WriteData(b, "results."+id, jsonv.Text(s.Completed[id]), limit)
+		}
+	} else {
+		b.WriteString("\nNo task completed yet.\n")
+	}
+	for _, f := range s.Failed {
+		fmt.Fprintf(b, "Failed: %s (%s).\n", f.TaskID, orNone(f.Class, "error"))
+		llm.WriteData(b, "diagnosis."+f.TaskID, orNone(f.Diagnosis, "(none)"), limit)
+	}
+	if len(s.Pending) > 0 {
+		fmt.Fprintf(b, "Did not run: %s.\n", strings.Join(s.Pending, ", "))
+	}
 }
 
 var _ executor.RoundPlanner = (*Planner)(nil)

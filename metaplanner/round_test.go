@@ -172,3 +172,29 @@ func TestRoundSchema(t *testing.T) {
 		assert.True(t, strings.Contains(s, want), want)
 	}
 }
+
+// The brief schema names only what the round can use: the agents that
+// exist, the completed tasks, and the actions that can be acted on.
+func TestBriefRoundSchema(t *testing.T) {
+	state := executor.RoundState{Round: 1, MaxRounds: 2}
+	s := newScript(text(`{"action": "failed", "reason": "nothing to do"}`), text(`{"action": "done", "deliverable": ["a"]}`))
+	mp := metaplanner.New(s.client(), metaplanner.WithBrief(), metaplanner.WithRegistry(hostRegistry(t)))
+	_, err := mp.Round(context.Background(), "m", state)
+	require.NoError(t, err)
+	state = executor.RoundState{Round: 3, MaxRounds: 2, Completed: map[string]any{"a": "x"},
+		Plan: &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "do a")}}, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200)}}}
+	a, err := mp.Round(context.Background(), "m", state)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, a.Deliverable)
+	reqs := s.requests()
+	first, last := string(reqs[0].Schema.Schema), string(reqs[1].Schema.Schema)
+	assert.Contains(t, first, `"enum":["continue","failed"]`, "nothing to deliver yet")
+	assert.Contains(t, first, `"enum":["default","scraper"]`)
+	assert.NotContains(t, first, "deliverable")
+	assert.Contains(t, last, `"enum":["done","failed"]`, "the budget is spent")
+	assert.Contains(t, last, `"deliverable":{"items":{"enum":["a"]}`)
+	prompt := reqs[1].Messages[1].Content
+	assert.Contains(t, prompt, "Failed: b (timeout).")
+	assert.NotContains(t, prompt, "current_plan", "a brief prompt leaves the plan out")
+	assert.Less(t, len(prompt), 1500)
+}

@@ -44,9 +44,10 @@ type Summary struct {
 // 1.2s" (with how many tasks produced output when not all did), "waiting for review after …", "failed after …: why". Tasks of the
 // result that s.Plan does not have (those of earlier plans a replan
 // dropped) come last, marked "(replaced)". Everything is made visible. A
-// summary without a plan or a result is [ErrIncomplete].
+// summary without a plan or a result is [ErrIncomplete], except that of an
+// execution in rounds that ended before its first plan.
 func WriteSummary(w io.Writer, s Summary) error {
-	if s.Plan == nil || s.Result == nil {
+	if s.Plan == nil && (s.Execution == nil || s.Execution.Rounds > 0 || s.Execution.Halt == "") || s.Result == nil {
 		return ErrIncomplete
 	}
 	vw := prose.NewWriter(w)
@@ -59,7 +60,7 @@ func WriteSummary(w io.Writer, s Summary) error {
 func writeSummary(w io.Writer, s Summary) error {
 	p, res := s.Plan, s.Result
 	if p == nil {
-		// An execution in rounds that ended before its first round.
+		// An execution in rounds that halted before its first round ran.
 		p = &plan.Plan{}
 	}
 	fmt.Fprintln(w)
