@@ -52,11 +52,14 @@ func Line(e runner.Event) string {
 	case executor.EventHalted:
 		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, HaltReason(e.Halt))
 	case executor.EventRoundRequested:
-		return fmt.Sprintf("round %d: asking the planner", e.Attempt)
+		if e.Attempt <= 1 {
+			return "asking the planner for round 1"
+		}
+		return fmt.Sprintf("round %d ran: asking the planner what next", e.Attempt-1)
 	case executor.EventRoundAdopted:
-		return fmt.Sprintf("round %d: %s added", e.Attempt, prose.Plural(e.NewTasks, "task"))
+		return fmt.Sprintf("round %d planned: %s added", e.Attempt, prose.Plural(e.NewTasks, "task"))
 	case executor.EventRoundsDone:
-		return fmt.Sprintf("round %d: the planner is done", e.Attempt)
+		return fmt.Sprintf("the planner is done after round %d", e.Attempt-1)
 	}
 	if e.TaskID != "" {
 		return e.TaskID + ": " + string(e.Kind)
