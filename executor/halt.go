@@ -62,6 +62,10 @@ func (e *HaltError) Error() string {
 		why = task + " and too many executions in a row finished no new task"
 	case HaltReplanFailed:
 		why = "no repair plan after " + task
+		if e.Failure.TaskID == "" {
+			// A round planner's answer, or a repair after no task failed.
+			why = "no usable plan from the planner"
+		}
 	case HaltBudget:
 		why = task + " and the budget is spent"
 	case HaltMaxRounds:

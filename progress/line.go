@@ -48,6 +48,9 @@ func Line(e runner.Event) string {
 	case executor.EventRepairAdopted:
 		return fmt.Sprintf("replan %d after %s failed (%s): %s added", e.Version, e.TaskID, failureWhy(e), prose.Plural(e.NewTasks, "task"))
 	case executor.EventReplanFailed:
+		if e.TaskID == "" {
+			return "no usable plan from the planner: " + prose.Excerpt(errString(e.Err), 200)
+		}
 		return fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), prose.Excerpt(errString(e.Err), 200))
 	case executor.EventHalted:
 		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, HaltReason(e.Halt))
