@@ -421,6 +421,9 @@ func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
 	}
 	out = &Outcome{RunID: l.runID}
 	var planned *plan.Plan // the planner's plan, to cache
+	if l.spec.Rounds > 0 {
+		return out, l.rounds(ctx, out)
+	}
 	if l.current == nil {
 		if err := l.planMission(ctx, out); err != nil || out.Plan == nil {
 			return out, err
@@ -715,6 +718,62 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 	if res != nil && res.ExecutionAttempts > 0 {
 		// The run's usage is that of every LLM call it made, the
 		// planning of its mission included.
+		res.Usage = l.llm.Usage()
+		out.Execution, out.Result, out.Plan = res, &res.Result, res.Plan
+		out.Status = statusOf(&res.Result)
+	}
+	return err
+}
+
+// rounds runs the launch's mission in rounds: from the plan of the round
+// it reached, or from the first round, which the planner writes.
+func (l *launch) rounds(ctx context.Context, out *Outcome) error {
+	mem, err := l.memory(ctx)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	planner, err := l.planner(mem)
+	if err != nil {
+		return err
+	}
+	opts := []executor.Option{
+		executor.WithRegistry(l.reg),
+		executor.WithRunner(l.runnerOptions()...),
+		executor.WithRunID(l.runID),
+		executor.WithReviews(l.c.reviews),
+		executor.WithRounds(l.spec.Rounds, planner),
+		executor.WithBudget(l.spec.Budget, l.llm),
+		executor.WithInitialResults(l.initial),
+		executor.WithGate(l.spec.Gate),
+	}
+	for _, o := range l.observers {
+		opts = append(opts, executor.WithObserver(o))
+	}
+	if j := l.planJournal(); j != nil {
+		opts = append(opts, executor.WithJournal(j))
+	}
+	var res *executor.Result
+	if l.current == nil {
+		if l.jr != nil {
+			// Planning the first round is the run's first side effect.
+			if err := l.jr.begin(ctx, nil); err != nil {
+				return fmt.Errorf("journal: %w", err)
+			}
+		}
+		res, err = executor.ExecuteRounds(ctx, l.spec.mission(), opts...)
+	} else {
+		d, cerr := l.check()
+		if cerr != nil {
+			return cerr
+		}
+		if l.resumed {
+			// The run goes on from the round it reached, journaled
+			// already.
+			opts = append(opts, executor.WithHistory(l.history))
+		}
+		res, err = executor.ExecuteDAG(ctx, d, l.spec.mission(), opts...)
+	}
+	if res != nil {
 		res.Usage = l.llm.Usage()
 		out.Execution, out.Result, out.Plan = res, &res.Result, res.Plan
 		out.Status = statusOf(&res.Result)

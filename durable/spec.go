@@ -63,6 +63,12 @@ type Spec struct {
 	// Replan, when set, repairs the plan with the planner when a run asks
 	// for a new plan. Without it, such a run ends replan_required.
 	Replan *ReplanSpec
+	// Rounds, when above 0, plans the mission in rounds, at most Rounds of
+	// them ([executor.WithRounds]): the planner writes the tasks of a round,
+	// sees their results, and goes on, delivers or gives up. Each round is
+	// a plan version of the journal, so that a run resumes at the round it
+	// reached. It replaces Replan, which must be nil.
+	Rounds int
 	// Budget bounds the LLM calls and the wall time of the run, planning
 	// and repairs included.
 	Budget executor.Budget
@@ -193,6 +199,14 @@ func (s *Spec) Check() error {
 		bad("no plan and no mission: a run needs one of them")
 	case s.Replan != nil && strings.TrimSpace(mission) == "":
 		bad("replan: a run that replans needs a mission, and neither the spec nor its plan has one")
+	case s.Rounds > 0 && strings.TrimSpace(mission) == "":
+		bad("rounds: a run in rounds needs a mission, and neither the spec nor its plan has one")
+	}
+	switch {
+	case s.Rounds < 0:
+		bad("rounds is %d; want 0 (no rounds) or more", s.Rounds)
+	case s.Rounds > 0 && s.Replan != nil:
+		bad("rounds and replan: a run in rounds does not replan; set one of them")
 	}
 	if s.Runner.Concurrency < 0 {
 		bad("runner.concurrency is %d; want 0 (the default) or more", s.Runner.Concurrency)
@@ -276,6 +290,7 @@ type specDoc struct {
 	Dir     string          `json:"dir,omitempty"`
 	Runner  runnerDoc       `json:"runner"`
 	Replan  *replanDoc      `json:"replan"`
+	Rounds  int             `json:"rounds,omitempty"`
 	Budget  budgetDoc       `json:"budget"`
 	LLM     llmDoc          `json:"llm"`
 	Gate    string          `json:"gate,omitempty"`
@@ -346,19 +361,20 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	 "replan": null or {"max_replans", "max_replans_per_task", "cooldown",
 //	            "halt_on", "no_halt_on", "max_consecutive_failures",
 //	            "max_flaky_streak", "max_plan_growth"},
+//	 "rounds": the round budget of a run in rounds,
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
 //	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns"},
 //	 "gate": "never", "critical", "warning" or "info",
 //	 "judge": {"model", "max_calls"}}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
-// "catalog_digest", "dir", "model", "brief", "gate", "temperature",
-// "max_turns", "halt_on", "no_halt_on", the three last limits of "replan"
-// and "judge" are left out when empty (zero), so that a document without
-// one reads as before.
+// "catalog_digest", "dir", "rounds", "model", "brief", "gate",
+// "temperature", "max_turns", "halt_on", "no_halt_on", the three last
+// limits of "replan" and "judge" are left out when empty (zero), so that a
+// document without one reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
-		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
+		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir, Rounds: s.Rounds,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
 		LLM: llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections,
@@ -407,7 +423,7 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	if err := strict(data, &doc); err != nil {
 		return fmt.Errorf("spec: %w", err)
 	}
-	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, CatalogDigest: doc.Digest, Dir: doc.Dir,
+	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, CatalogDigest: doc.Digest, Dir: doc.Dir, Rounds: doc.Rounds,
 		Runner: RunnerSpec{Concurrency: doc.Runner.Concurrency, TaskTimeout: time.Duration(doc.Runner.TaskTimeout)},
 		Budget: executor.Budget{MaxTokens: doc.Budget.MaxTokens, MaxCalls: doc.Budget.MaxCalls, MaxDuration: time.Duration(doc.Budget.Deadline)},
 		LLM: LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections,

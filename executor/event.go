@@ -27,6 +27,17 @@ const (
 	// EventHalted: replanning stopped; Halt says why and Err is the
 	// *[HaltError] of the result. It is the execution's last event.
 	EventHalted runner.EventKind = "execution_halted"
+	// EventRoundRequested: the round planner of an execution in rounds
+	// ([WithRounds]) is asked for round Attempt, after the run of the plan
+	// of Version (before the first round, Version 0 has not run).
+	EventRoundRequested runner.EventKind = "round_requested"
+	// EventRoundAdopted: the plan of round Attempt, Version, was accepted
+	// and committed; it runs next. Tasks counts its tasks, NewTasks those
+	// the round before did not have.
+	EventRoundAdopted runner.EventKind = "round_adopted"
+	// EventRoundsDone: the round planner answered done after round
+	// Attempt-1; it is the execution's last event.
+	EventRoundsDone runner.EventKind = "rounds_done"
 )
 
 // emit hands ev to the execution's observers, in order, on the

@@ -87,6 +87,11 @@ type Result struct {
 	History []Trial
 	// Halt says why replanning stopped short, empty when it did not.
 	Halt string
+	// Rounds counts the rounds planned by an execution in rounds
+	// ([WithRounds]); Deliverable names the completed tasks whose results
+	// form the deliverable its planner answered done with.
+	Rounds      int
+	Deliverable []string
 }
 
 // Execute runs p for mission to the end. A plan that cannot run, or that
@@ -130,13 +135,21 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 		rn:        runner.New(append(slices.Clone(c.runner), runner.WithObserver(retries))...),
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
-	d, rep := first(e)
-	if d == nil {
-		return nil, &RefusedError{Report: rep, Gate: c.gate}
+	var d *plan.DAG
+	if first != nil {
+		var rep critic.Report
+		if d, rep = first(e); d == nil {
+			return nil, &RefusedError{Report: rep, Gate: c.gate}
+		}
+		e.res.Report = rep
 	}
-	e.res.Report = rep
 	e.resume()
-	err := e.loop(ctx, d)
+	var err error
+	if c.rounds != nil {
+		err = e.roundLoop(ctx, d)
+	} else {
+		err = e.loop(ctx, d)
+	}
 	e.res.Duration = time.Since(start)
 	return e.res, e.withPanics(err)
 }
@@ -163,8 +176,15 @@ func (e *execution) resume() {
 	}
 	e.version = len(e.c.history)
 	e.res.History = e.c.history
-	e.res.ReplanCount = len(e.c.history)
 	e.res.ExecutionAttempts = len(e.c.history)
+	if e.c.rounds != nil {
+		// Version k is round k+1.
+		if e.c.resumed {
+			e.res.Rounds = len(e.c.history) + 1
+		}
+		return
+	}
+	e.res.ReplanCount = len(e.c.history)
 }
 
 // check checks p once and reviews the result; the DAG is nil when the

@@ -28,6 +28,12 @@ const (
 	// HaltPlanGrowth: a repair plan grew past the bound on the tasks it
 	// may add to the plan the execution started with.
 	HaltPlanGrowth = "plan_growth"
+	// HaltMaxRounds: the round budget of [WithRounds] is spent and the
+	// round planner still answered continue.
+	HaltMaxRounds = "max_rounds"
+	// HaltGaveUp: the round planner answered failed; the HaltError's Err
+	// is its reason.
+	HaltGaveUp = "gave_up"
 )
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, a
@@ -73,12 +79,24 @@ func (e *HaltError) Error() string {
 		why = task + " and too many executions in a row finished no new task"
 	case HaltReplanFailed:
 		why = "no repair plan after " + task
+		if e.Failure.TaskID == "" {
+			// A round planner's answer, or a repair after no task failed.
+			why = "no usable plan from the planner"
+		}
 	case HaltBudget:
 		why = task + " and the budget is spent"
 	case HaltFlakyStreak:
 		why = task + " after too many tasks in a row passed only on a retry"
 	case HaltPlanGrowth:
 		why = task + " and its repair grew too much"
+	case HaltMaxRounds:
+		why = "the round budget is spent and the planner would go on"
+		if e.Failure.TaskID != "" {
+			why += " after " + task
+		}
+		return fmt.Sprintf("%s (%s): %s", ErrHalted, e.Halt, why)
+	case HaltGaveUp:
+		return fmt.Sprintf("%s (%s): the planner gave up: %s", ErrHalted, e.Halt, e.Err)
 	default:
 		// A class that halts ([WithHaltOn]).
 		why = task + " with class " + e.Halt + ", which halts the execution"

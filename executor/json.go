@@ -19,6 +19,8 @@ type resultDoc struct {
 	ReplanHistory     []Trial    `json:"replan_history"`
 	Halt              *string    `json:"halt"`
 	Plan              *plan.Plan `json:"plan"`
+	Rounds            int        `json:"rounds,omitempty"`
+	Deliverable       []string   `json:"deliverable,omitempty"`
 }
 
 // MarshalJSON writes r in the JSON form of a run's result
@@ -30,7 +32,9 @@ type resultDoc struct {
 //	"replan_history": [{"attempt", "task_id", "class", "diagnosis",
 //	                    "output", "new_task_count"}],
 //	"halt": null or one of the halts (HaltMaxReplans, ...),
-//	"plan": the canonical plan that ran last, or null
+//	"plan": the canonical plan that ran last, or null,
+//	"rounds", "deliverable": of an execution in rounds, left out
+//	                         otherwise
 //
 // The critic's Report is not written.
 func (r Result) MarshalJSON() ([]byte, error) {
@@ -44,6 +48,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Usage:             r.Usage,
 		ReplanHistory:     append([]Trial{}, r.History...),
 		Plan:              r.Plan,
+		Rounds:            r.Rounds,
+		Deliverable:       r.Deliverable,
 	}
 	if r.Halt != "" {
 		doc.Halt = &r.Halt
@@ -73,7 +79,7 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	run.Usage = doc.Usage
 	*r = Result{
 		Result: run, Plan: doc.Plan, ReplanCount: doc.ReplanCount, ExecutionAttempts: doc.ExecutionAttempts,
-		History: doc.ReplanHistory,
+		History: doc.ReplanHistory, Rounds: doc.Rounds, Deliverable: doc.Deliverable,
 	}
 	if doc.Halt != nil {
 		r.Halt = *doc.Halt

@@ -67,6 +67,8 @@ type config struct {
 	initial                map[string]any
 	gate                   critic.Gate
 	haltOn                 map[runner.Class]bool
+	rounds                 RoundPlanner
+	maxRounds              int
 }
 
 func newConfig(opts []Option) config {

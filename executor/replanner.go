@@ -66,9 +66,14 @@ type Failure struct {
 type Trial struct {
 	// Attempt numbers the repairs from 1: the repair made the plan of
 	// version Attempt.
-	Attempt int    `json:"attempt"`
-	TaskID  string `json:"task_id"`
-	Class   string `json:"class"`
+	Attempt int `json:"attempt"`
+	// Round is the round the plan of version Attempt is, in an execution
+	// in rounds ([WithRounds]); TaskID, Class, Diagnosis and Output then
+	// describe the first failure of the round before it, if any. 0 for a
+	// repair.
+	Round  int    `json:"round,omitempty"`
+	TaskID string `json:"task_id"`
+	Class  string `json:"class"`
 	// Diagnosis is the failure's; Output the start of the failing output,
 	// as text.
 	Diagnosis string `json:"diagnosis"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
@@ -232,28 +233,37 @@ func keepMission(res *Result, mission string) {
 // critical findings back up to corrections times. repair requires route
 // plan; extra adds findings about a readable plan.
 func (p *Planner) converse(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, extra func(*plan.Plan) []critic.Issue) (*Result, error) {
+	res, _, err := p.exchange(ctx, op, msgs, corrections, repair, &llm.Schema{Name: SchemaName, Schema: AnswerSchema()},
+		func(ctx context.Context, content string) answer { return p.read(ctx, content, repair, extra) })
+	return res, err
+}
+
+// exchange asks the model for an answer of schema, reads it with read,
+// and hands the critical findings back up to corrections times; the
+// answer is the last one read.
+func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, schema *llm.Schema, read func(context.Context, string) answer) (*Result, answer, error) {
 	if p.client == nil {
-		return &Result{}, fmt.Errorf("metaplanner: %s: the planner has no LLM client", op)
+		return &Result{}, answer{}, fmt.Errorf("metaplanner: %s: the planner has no LLM client", op)
 	}
 	res := &Result{}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("metaplanner: %s: %w", op, err)
+			return res, answer{}, fmt.Errorf("metaplanner: %s: %w", op, err)
 		}
-		resp, err := p.client.Complete(ctx, p.request(msgs))
+		resp, err := p.client.Complete(ctx, p.request(msgs, schema))
 		res.Attempts = attempt
 		res.Usage = res.Usage.Add(resp.Usage)
 		if err != nil {
-			return res, fmt.Errorf("metaplanner: %s: attempt %d: %w", op, attempt, err)
+			return res, answer{}, fmt.Errorf("metaplanner: %s: attempt %d: %w", op, attempt, err)
 		}
 		content := resp.Message.Content
-		a := p.read(ctx, content, repair, extra)
+		a := read(ctx, content)
 		res.Route, res.Plan, res.Answer, res.Question, res.Report, res.Raw = a.route, a.plan, a.answer, a.question, a.report, content
 		if !a.report.Has(critic.Critical) {
-			return res, nil
+			return res, a, nil
 		}
 		if attempt > corrections {
-			return res, &PlanError{Report: a.report, Attempts: attempt}
+			return res, a, &PlanError{Report: a.report, Attempts: attempt}
 		}
 		msgs = append(msgs[:len(msgs):len(msgs)],
 			llm.Message{Role: llm.RoleAssistant, Content: content},
@@ -262,11 +272,11 @@ func (p *Planner) converse(ctx context.Context, op string, msgs []llm.Message, c
 }
 
 // request builds the request of msgs.
-func (p *Planner) request(msgs []llm.Message) llm.Request {
+func (p *Planner) request(msgs []llm.Message, schema *llm.Schema) llm.Request {
 	req := llm.Request{
 		Model:    p.model,
 		Messages: append([]llm.Message(nil), msgs...),
-		Schema:   &llm.Schema{Name: SchemaName, Schema: AnswerSchema()},
+		Schema:   schema,
 	}
 	if p.temperature != nil {
 		t := *p.temperature
@@ -293,6 +303,7 @@ type answer struct {
 	plan             *plan.Plan
 	answer, question string
 	report           critic.Report
+	round            *executor.RoundAnswer // the answer of Round
 }
 
 // envelope is the structured answer the schema asks for.

@@ -48,9 +48,21 @@ func Line(e runner.Event) string {
 	case executor.EventRepairAdopted:
 		return fmt.Sprintf("replan %d after %s failed (%s): %s added", e.Version, e.TaskID, failureWhy(e), prose.Plural(e.NewTasks, "task"))
 	case executor.EventReplanFailed:
+		if e.TaskID == "" {
+			return "no usable plan from the planner: " + prose.Excerpt(errString(e.Err), 200)
+		}
 		return fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), prose.Excerpt(errString(e.Err), 200))
 	case executor.EventHalted:
 		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, HaltReason(e.Halt))
+	case executor.EventRoundRequested:
+		if e.Attempt <= 1 {
+			return "asking the planner for round 1"
+		}
+		return fmt.Sprintf("round %d ran: asking the planner what next", e.Attempt-1)
+	case executor.EventRoundAdopted:
+		return fmt.Sprintf("round %d planned: %s added", e.Attempt, prose.Plural(e.NewTasks, "task"))
+	case executor.EventRoundsDone:
+		return fmt.Sprintf("the planner is done after round %d", e.Attempt-1)
 	}
 	if e.TaskID != "" {
 		return e.TaskID + ": " + string(e.Kind)
@@ -93,6 +105,10 @@ func HaltReason(halt string) string {
 		return "tasks in a row passed only on a retry"
 	case executor.HaltPlanGrowth:
 		return "a repair plan grew past its limit"
+	case executor.HaltMaxRounds:
+		return "the rounds reached their limit"
+	case executor.HaltGaveUp:
+		return "the planner gave up"
 	}
 	// Any other halt is a failure class that halts (executor.WithHaltOn).
 	return "a task failed with class " + halt + ", which halts"

@@ -68,6 +68,11 @@ func (p *Printer) Observe(e runner.Event) {
 	if p.closed {
 		return
 	}
+	if p.start.IsZero() {
+		// An event before the first run, such as an execution in rounds
+		// asking for its first round, counts from itself.
+		p.start = e.Time
+	}
 	switch e.Kind {
 	case runner.EventRunStarted:
 		p.start = e.Time

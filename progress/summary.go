@@ -44,9 +44,10 @@ type Summary struct {
 // 1.2s" (with how many tasks produced output when not all did), "waiting for review after …", "failed after …: why". Tasks of the
 // result that s.Plan does not have (those of earlier plans a replan
 // dropped) come last, marked "(replaced)". Everything is made visible. A
-// summary without a plan or a result is [ErrIncomplete].
+// summary without a plan or a result is [ErrIncomplete], except that of an
+// execution in rounds that ended before its first plan.
 func WriteSummary(w io.Writer, s Summary) error {
-	if s.Plan == nil || s.Result == nil {
+	if s.Plan == nil && (s.Execution == nil || s.Execution.Rounds > 0 || s.Execution.Halt == "") || s.Result == nil {
 		return ErrIncomplete
 	}
 	vw := prose.NewWriter(w)
@@ -58,6 +59,10 @@ func WriteSummary(w io.Writer, s Summary) error {
 
 func writeSummary(w io.Writer, s Summary) error {
 	p, res := s.Plan, s.Result
+	if p == nil {
+		// An execution in rounds that halted before its first round ran.
+		p = &plan.Plan{}
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
@@ -89,7 +94,11 @@ func writeSummary(w io.Writer, s Summary) error {
 	if len(res.PendingReviews) > 0 && s.ReviewHint != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(s.ReviewHint, "\n"))
 	}
-	for _, id := range finals(p) {
+	shown := finals(p)
+	if x := s.Execution; x != nil && len(x.Deliverable) > 0 {
+		shown = x.Deliverable
+	}
+	for _, id := range shown {
 		if t := res.Tasks[id]; t != nil && t.Status == runner.TaskDone {
 			fmt.Fprintf(w, "\n== %s ==\n%s\n", id, strings.TrimRight(Text(t.Output), "\n"))
 		}
@@ -102,10 +111,17 @@ func writeSummary(w io.Writer, s Summary) error {
 			if reason == nil {
 				reason = HaltReason
 			}
-			fmt.Fprintf(w, "replanning halted (%s): %s\n", x.Halt, reason(x.Halt))
+			what := "replanning"
+			if x.Rounds > 0 || x.Halt == executor.HaltMaxRounds || x.Halt == executor.HaltGaveUp {
+				what = "rounds"
+			}
+			fmt.Fprintf(w, "%s halted (%s): %s\n", what, x.Halt, reason(x.Halt))
 		}
 		if x.ReplanCount > 0 {
 			after, and = " after "+prose.Plural(x.ReplanCount, "replan"), " and "+prose.Plural(x.ReplanCount, "replan")
+		}
+		if x.Rounds > 0 {
+			after, and = " in "+prose.Plural(x.Rounds, "round"), " and "+prose.Plural(x.Rounds, "round")
 		}
 	}
 	var err error

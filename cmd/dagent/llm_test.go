@@ -25,6 +25,7 @@ const (
 	kindAgent  = "agent"  // an LLM agent does a task
 	kindJudge  = "judge"  // the judge checks a rubric
 	kindReview = "review" // the LLM reviewer reads a plan
+	kindRound  = "round"  // the meta-planner plans a round
 )
 
 // script is what the fake LLM answers, by kind of request: the n-th
@@ -113,6 +114,8 @@ func kindOf(body map[string]any) string {
 		return kindJudge
 	case judge.ReviewSchemaName:
 		return kindReview
+	case metaplanner.RoundSchemaName:
+		return kindRound
 	case metaplanner.SchemaName:
 	default:
 		return kindAgent

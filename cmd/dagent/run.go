@@ -49,6 +49,7 @@ type runFlags struct {
 	// Planning a mission.
 	noCache bool
 	memory  int
+	rounds  int
 
 	// Budgets.
 	maxTokens int
@@ -133,6 +134,19 @@ document adds "replan_count", "execution_attempts", "usage":
 same_failure, consecutive_failures, flaky_streak, plan_growth,
 budget_exceeded, replan_failed or the class of a failure that halts) and
 "plan" (the plan that ran last).
+
+With --rounds N and --mission, the mission is planned in rounds: the
+meta-planner writes only the tasks it can justify now; after each round
+has run it sees the completed results, the failures and the tasks that did
+not run, and answers continue (new tasks, which may wire the completed
+results through "inputs"), done (naming the completed tasks whose results
+form the deliverable) or failed (with its reason). Completed tasks never
+run again; each round is a plan version of the journal, so dagent resume
+goes on from the round a run reached. At most N rounds run: when they are
+spent the planner may still answer done or failed, and a continue halts
+the run (max_rounds); "failed" halts it (gave_up). With PLAN, the plan is
+the first round. The text format prints the deliverable's outputs; the
+JSON document adds "rounds" and "deliverable". --rounds replaces --replan.
 
 Keys of the plan that the plan format does not know are reported on
 standard error, one a line. A key that is a near miss of a known one
@@ -223,6 +237,7 @@ standard error (with --format json, a waiting run too).`,
 	fl.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "most tool-calling turns of each attempt of the plan's LLM agents")
 	fl.BoolVar(&f.noCache, "no-cache", false, "with --mission and no PLAN, ask the planner even when the journal caches a plan of the mission (the new plan is cached in its place; --record and --replay imply it)")
 	fl.IntVar(&f.memory, "memory", 0, "with --mission and no PLAN, show the planner how the workers, agents and tools fared in the journal's last N runs; 0 shows nothing")
+	fl.IntVar(&f.rounds, "rounds", 0, "plan the mission in rounds, at most this many: the planner writes the tasks it can justify, sees their results, and goes on, delivers or gives up; replaces --replan")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
 	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
 	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
@@ -237,8 +252,9 @@ standard error (with --format json, a waiting run too).`,
 	return cmd
 }
 
-// replanning reports whether the run goes through the executor.
-func (f *runFlags) replanning() bool { return f.replan || f.mission != "" }
+// replanning reports whether the run goes through the executor's
+// replanning.
+func (f *runFlags) replanning() bool { return f.rounds == 0 && (f.replan || f.mission != "") }
 
 // check rejects flags that do not go together.
 func (f *runFlags) check(cmd *cobra.Command, path string) error {
@@ -253,8 +269,19 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 			return fmt.Errorf("--run-id: %w", err)
 		}
 	}
+	switch {
+	case f.rounds < 0:
+		return errors.New("--rounds must not be negative")
+	case f.rounds > 0 && f.replan:
+		return errors.New("--rounds and --replan cannot be combined: a run in rounds does not replan")
+	case f.rounds > 0 && f.initial != "":
+		return errors.New("--initial-results cannot be combined with --rounds: a run in rounds keeps its own results")
+	}
 	if !f.replanning() {
 		for _, name := range replanOnly {
+			if f.rounds > 0 && cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s cannot be combined with --rounds: a run in rounds does not replan", name)
+			}
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s needs --replan or --mission", name)
 			}
@@ -355,6 +382,12 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		}
 		if err := refuseNearMisses(cmd, path, spec.Plan.Unknown, f.allowUnknown); err != nil {
 			return err
+		}
+	}
+	if f.rounds > 0 {
+		spec.Rounds = f.rounds
+		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
+			return errors.New("--rounds needs a mission: the plan has none; pass --mission MISSION")
 		}
 	}
 	if f.replanning() {

@@ -1,0 +1,200 @@
+package metaplanner_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// echo answers every task with its id and input.
+func echo() agent.Agent {
+	return agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: map[string]any{"id": req.TaskID, "answer": req.TaskID + " done"}}, nil
+	})
+}
+
+func executeRounds(t *testing.T, maxRounds int, s *script) *executor.Result {
+	t.Helper()
+	mp := metaplanner.New(s.client(), metaplanner.WithMaxCorrections(1))
+	res, err := executor.ExecuteRounds(context.Background(), "Find the capital of the largest country, then its population",
+		executor.WithRounds(maxRounds, mp), executor.WithRunner(runner.WithAgent(plan.DefaultAgent, echo())))
+	require.NoError(t, err)
+	return res
+}
+
+func TestRoundsThroughTheModel(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		replies   []reply
+		maxRounds int
+		status    runner.Status
+		halt      string
+		rounds    int
+		check     func(t *testing.T, res *executor.Result, s *script)
+	}{
+		{
+			name: "continue continue done",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "largest", "input": "Which country is the largest?"}], "reason": "first find the country"}`),
+				text("```json\n" + `{"action": "continue", "tasks": [{"id": "capital", "input": "Its capital", "inputs": {"country": {"from": "largest", "slot": "answer"}}}]}` + "\n```"),
+				text(`{"action": "continue", "tasks": [{"id": "population", "input": "Population of {{results.capital.answer}}", "depends_on": ["capital"]}]}`),
+				text(`{"action": "done", "deliverable": ["capital", "population"], "reason": "both known"}`),
+			},
+			maxRounds: 3, status: runner.StatusCompleted, rounds: 3,
+			check: func(t *testing.T, res *executor.Result, s *script) {
+				assert.Equal(t, []string{"capital", "population"}, res.Deliverable)
+				assert.Equal(t, []string{"largest"}, res.Plan.Tasks[1].DependsOn, "a wire depends on its source")
+				reqs := s.requests()
+				require.Len(t, reqs, 4)
+				assert.Equal(t, metaplanner.RoundSchemaName, reqs[0].Schema.Name)
+				last := reqs[3].Messages[1].Content
+				assert.Contains(t, last, "round 4 of at most 3")
+				assert.Contains(t, last, "round budget of 3 is spent")
+				assert.Contains(t, last, `<data source="results.population"`)
+			},
+		},
+		{
+			name: "failed",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "largest", "input": "Which country is the largest?"}]}`),
+				text(`{"action": "failed", "reason": "the sources disagree"}`),
+			},
+			status: runner.StatusFailed, halt: executor.HaltGaveUp, rounds: 1,
+			check: func(t *testing.T, res *executor.Result, _ *script) {
+				assert.ErrorContains(t, res.Err, "the planner gave up: the sources disagree")
+			},
+		},
+		{
+			name: "round budget spent",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "a", "input": "A"}]}`),
+				text(`{"action": "continue", "tasks": [{"id": "b", "input": "B"}]}`),
+			},
+			maxRounds: 1, status: runner.StatusFailed, halt: executor.HaltMaxRounds, rounds: 1,
+		},
+		{
+			name: "an unknown task in inputs is corrected",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "largest", "input": "Which country is the largest?"}]}`),
+				text(`{"action": "continue", "tasks": [{"id": "capital", "input": "Its capital", "inputs": {"country": {"from": "biggest", "slot": "answer"}}}]}`),
+				text(`{"action": "continue", "tasks": [{"id": "capital", "input": "Its capital", "inputs": {"country": {"from": "largest", "slot": "answer"}}}]}`),
+				text(`{"action": "done", "deliverable": ["capital"]}`),
+			},
+			status: runner.StatusCompleted, rounds: 2,
+			check: func(t *testing.T, _ *executor.Result, s *script) {
+				fb := s.requests()[2].Messages[3].Content
+				assert.Contains(t, fb, `task "capital"`)
+				assert.Contains(t, fb, "biggest")
+			},
+		},
+		{
+			name: "an unknown task in inputs is refused",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "largest", "input": "Which country is the largest?"}]}`),
+				text(`{"action": "continue", "tasks": [{"id": "capital", "inputs": {"country": {"from": "biggest"}}}]}`),
+				text(`{"action": "continue", "tasks": [{"id": "capital", "inputs": {"country": {"from": "biggest"}}}]}`),
+			},
+			status: runner.StatusFailed, halt: executor.HaltReplanFailed, rounds: 1,
+			check: func(t *testing.T, res *executor.Result, _ *script) {
+				assert.ErrorIs(t, res.Err, metaplanner.ErrNoValidPlan)
+			},
+		},
+		{
+			name: "a deliverable that is not completed is corrected",
+			replies: []reply{
+				text(`{"action": "continue", "tasks": [{"id": "largest", "input": "Which country is the largest?"}]}`),
+				text(`{"action": "done", "deliverable": ["capital"]}`),
+				text(`{"action": "done", "deliverable": "largest"}`),
+			},
+			status: runner.StatusCompleted, rounds: 1,
+			check: func(t *testing.T, res *executor.Result, s *script) {
+				assert.Equal(t, []string{"largest"}, res.Deliverable)
+				assert.Contains(t, s.requests()[2].Messages[3].Content, metaplanner.CheckBadDeliverable)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScript(tc.replies...)
+			res := executeRounds(t, tc.maxRounds, s)
+			assert.Equal(t, tc.status, res.Status, "%v", res.Err)
+			assert.Equal(t, tc.halt, res.Halt)
+			assert.Equal(t, tc.rounds, res.Rounds)
+			if tc.check != nil {
+				tc.check(t, res, s)
+			}
+		})
+	}
+}
+
+func TestRoundAnswerForms(t *testing.T) {
+	state := executor.RoundState{Round: 2, MaxRounds: 3, Completed: map[string]any{"a": "x"},
+		Plan: &plan.Plan{Mission: "m", Tasks: []plan.Task{plan.NewTask("a", "do a")}}}
+	for _, tc := range []struct {
+		answer string
+		check  string
+	}{
+		{`{"action": "maybe"}`, metaplanner.CheckInvalidAction},
+		{`{"action": "continue"}`, metaplanner.CheckNoNewTasks},
+		{`{"action": "continue", "tasks": []}`, metaplanner.CheckNoNewTasks},
+		{`{"action": "failed"}`, metaplanner.CheckMissingReason},
+		{`{"action": "done"}`, metaplanner.CheckBadDeliverable},
+		{`{"action": "continue", "tasks": [{"id": "a", "input": "again"}]}`, string(plan.CodeDuplicateID)},
+		{`no json at all`, string(plan.CodeInvalidJSON)},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			mp := metaplanner.New(newScript(text(tc.answer)).client(), metaplanner.WithMaxCorrections(0))
+			a, err := mp.Round(context.Background(), "m", state)
+			require.ErrorIs(t, err, metaplanner.ErrNoValidPlan)
+			var pe *metaplanner.PlanError
+			require.ErrorAs(t, err, &pe)
+			var checks []string
+			for _, is := range pe.Report.Issues {
+				checks = append(checks, is.Check)
+			}
+			assert.Contains(t, checks, tc.check)
+			assert.Equal(t, 110, a.Usage.Total())
+		})
+	}
+}
+
+func TestRoundSchema(t *testing.T) {
+	s := string(metaplanner.RoundSchema())
+	for _, want := range []string{`"continue"`, `"done"`, `"failed"`, `"deliverable"`, `"#/$defs/Task"`} {
+		assert.True(t, strings.Contains(s, want), want)
+	}
+}
+
+// The brief schema names only what the round can use: the agents that
+// exist, the completed tasks, and the actions that can be acted on.
+func TestBriefRoundSchema(t *testing.T) {
+	state := executor.RoundState{Round: 1, MaxRounds: 2}
+	s := newScript(text(`{"action": "failed", "reason": "nothing to do"}`), text(`{"action": "done", "deliverable": ["a"]}`))
+	mp := metaplanner.New(s.client(), metaplanner.WithBrief(), metaplanner.WithRegistry(hostRegistry(t)))
+	_, err := mp.Round(context.Background(), "m", state)
+	require.NoError(t, err)
+	state = executor.RoundState{Round: 3, MaxRounds: 2, Completed: map[string]any{"a": "x"},
+		Plan: &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "do a")}}, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200)}}}
+	a, err := mp.Round(context.Background(), "m", state)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, a.Deliverable)
+	reqs := s.requests()
+	first, last := string(reqs[0].Schema.Schema), string(reqs[1].Schema.Schema)
+	assert.Contains(t, first, `"enum":["continue","failed"]`, "nothing to deliver yet")
+	assert.Contains(t, first, `"enum":["default","scraper"]`)
+	assert.NotContains(t, first, "deliverable")
+	assert.Contains(t, last, `"enum":["done","failed"]`, "the budget is spent")
+	assert.Contains(t, last, `"deliverable":{"items":{"enum":["a"]}`)
+	prompt := reqs[1].Messages[1].Content
+	assert.Contains(t, prompt, "Failed: b (timeout).")
+	assert.NotContains(t, prompt, "current_plan", "a brief prompt leaves the plan out")
+	assert.Less(t, len(prompt), 1500)
+}
