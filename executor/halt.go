@@ -13,7 +13,18 @@ const (
 	HaltConsecutiveFailures = "consecutive_failures"
 	HaltBudget              = "budget_exceeded"
 	HaltReplanFailed        = "replan_failed"
+	// HaltGaveUp: the replanner answered that no repair can reach the
+	// mission ([Repair.GaveUp]); the cause is a *[GaveUpError].
+	HaltGaveUp = "gave_up"
 )
+
+// GaveUpError is the cause of a [HaltGaveUp] halt: the replanner's reason
+// for giving up.
+type GaveUpError struct {
+	Reason string
+}
+
+func (e *GaveUpError) Error() string { return "the replanner gave up: " + e.Reason }
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, or a
 // replan that gave no repair; a *[HaltError] says which.
@@ -41,7 +52,11 @@ func (e *HaltError) Error() string {
 		task = "task " + e.Failure.TaskID + " failed"
 	}
 	detail := e.Failure.Diagnosis
-	if e.Err != nil && (e.Halt == HaltReplanFailed || detail == "") {
+	var gaveUp *GaveUpError
+	switch {
+	case errors.As(e.Err, &gaveUp):
+		detail = gaveUp.Reason
+	case e.Err != nil && (e.Halt == HaltReplanFailed || detail == ""):
 		detail = e.Err.Error()
 	}
 	var why string
@@ -56,12 +71,14 @@ func (e *HaltError) Error() string {
 		why = task + " and too many executions in a row finished no new task"
 	case HaltReplanFailed:
 		why = "no repair plan after " + task
+	case HaltGaveUp:
+		why = "the replanner gave up after " + task
 	case HaltBudget:
 		why = task + " and the budget is spent"
 	default:
 		why = task
 	}
-	if e.Failure.TaskID == "" && e.Halt != HaltReplanFailed && detail != "" {
+	if e.Failure.TaskID == "" && e.Halt != HaltReplanFailed && e.Halt != HaltGaveUp && detail != "" {
 		// No task failed: the cause, such as the end of the wall time, is
 		// the reason.
 		return fmt.Sprintf("%s (%s): %s", ErrHalted, e.Halt, detail)
