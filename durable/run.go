@@ -479,6 +479,9 @@ func (l *launch) planner() (*metaplanner.Planner, error) {
 	if l.spec.LLM.Brief {
 		opts = append(opts, metaplanner.WithBrief())
 	}
+	if l.spec.LLM.PlanOnly {
+		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
+	}
 	return metaplanner.New(c, opts...), nil
 }
 

@@ -110,6 +110,10 @@ type LLMSpec struct {
 	// the critic finds critical issues in; 0 is none. The dagent command
 	// starts runs with [metaplanner.DefaultMaxCorrections].
 	MaxCorrections int
+	// PlanOnly forbids the planner the direct answer and the question for
+	// the user ([metaplanner.WithForbiddenRoutes]), for runs nobody
+	// attends: the mission is planned or the run fails.
+	PlanOnly bool
 }
 
 // Check reports what makes s unable to run, naming the field: no plan and
@@ -199,6 +203,7 @@ type llmDoc struct {
 	Model          string `json:"model,omitempty"`
 	Brief          bool   `json:"brief,omitempty"`
 	MaxCorrections int    `json:"max_corrections"`
+	PlanOnly       bool   `json:"plan_only,omitempty"`
 }
 
 // duration is a time.Duration written as Go writes one: "1m30s".
@@ -239,7 +244,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
-		LLM:    llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections},
+		LLM:    llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections, PlanOnly: s.LLM.PlanOnly},
 		Gate:   string(s.Gate),
 	}
 	if s.Plan != nil {
@@ -282,7 +287,7 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	out := Spec{Mission: doc.Mission, Catalog: doc.Catalog, CatalogDigest: doc.Digest, Dir: doc.Dir,
 		Runner: RunnerSpec{Concurrency: doc.Runner.Concurrency, TaskTimeout: time.Duration(doc.Runner.TaskTimeout)},
 		Budget: executor.Budget{MaxTokens: doc.Budget.MaxTokens, MaxCalls: doc.Budget.MaxCalls, MaxDuration: time.Duration(doc.Budget.Deadline)},
-		LLM:    LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections},
+		LLM:    LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections, PlanOnly: doc.LLM.PlanOnly},
 	}
 	if doc.Runner.Schedule != "" {
 		sched, err := runner.ParseSchedule(doc.Runner.Schedule)

@@ -26,8 +26,9 @@ type llmFlags struct {
 	model  string
 	record string
 	replay string
-	brief  bool
-	fixes  int
+	brief    bool
+	fixes    int
+	planOnly bool
 }
 
 func (f *llmFlags) register(cmd *cobra.Command) {
@@ -37,6 +38,7 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.replay, "replay", "", "answer every LLM request from `FILE`, a recording made with --record; no server is called")
 	fl.BoolVar(&f.brief, "brief", false, "give the planner short prompts, for models with a small context (local models of 2-4k tokens)")
 	fl.IntVar(&f.fixes, "max-corrections", metaplanner.DefaultMaxCorrections, "times the planner may correct a plan the critic finds critical issues in (each resends the plan and the findings)")
+	fl.BoolVar(&f.planOnly, "plan-only", false, "forbid the planner to answer the mission directly or to ask a question, for unattended runs: it plans, or no plan is valid")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 }
 
