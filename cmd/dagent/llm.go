@@ -23,9 +23,9 @@ var (
 
 // llmFlags are the flags of every command that may talk to an LLM.
 type llmFlags struct {
-	model  string
-	record string
-	replay string
+	model    string
+	record   string
+	replay   string
 	brief    bool
 	fixes    int
 	planOnly bool
