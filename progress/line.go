@@ -84,6 +84,8 @@ func HaltReason(halt string) string {
 		return "the LLM budget is spent"
 	case executor.HaltReplanFailed:
 		return "the planner gave no repair plan"
+	case executor.HaltGaveUp:
+		return "the planner gave up"
 	}
 	return halt
 }
