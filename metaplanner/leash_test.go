@@ -99,6 +99,7 @@ func TestForbiddenRoutes(t *testing.T) {
 		require.NoError(t, json.Unmarshal(reqs[0].Schema.Schema, &sch))
 		route := sch["properties"].(map[string]any)["route"].(map[string]any)
 		assert.Equal(t, []any{"plan"}, route["enum"])
+		assert.Equal(t, []any{"route", "plan"}, sch["required"], "the plan is the only answer")
 		assert.NotContains(t, sch["properties"], "answer")
 		assert.NotContains(t, sch["properties"], "question")
 	})

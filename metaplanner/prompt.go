@@ -143,13 +143,19 @@ func buildSchema(l leash) json.RawMessage {
 			"items":       map[string]any{"type": "string", "minLength": 1},
 		}
 	}
+	required := []string{"route"}
+	if len(l.routes) == 1 {
+		// The plan is the only answer: a model held to the schema cannot
+		// leave it out.
+		required = append(required, "plan")
+	}
 	s := map[string]any{
 		"$schema":              "https://json-schema.org/draft/2020-12/schema",
 		"title":                "dagent planner answer",
 		"description":          `How to handle the mission: the route, why, and what the route needs (the plan, the answer, the question or the context request).`,
 		"type":                 "object",
 		"additionalProperties": false,
-		"required":             []string{"route"},
+		"required":             required,
 		"properties":           props,
 		"$defs":                defs,
 	}
@@ -210,7 +216,7 @@ func holdToCatalog(ps, defs map[string]any, workers, tools []string) map[string]
 	}
 	return map[string]any{
 		"description": ps["description"],
-		"anyOf": []any{
+		"oneOf": []any{
 			shape(bare, []string{"tasks"}, "A plan whose tasks run on the host's workers or on \"default\"."),
 			shape(own, []string{"agents", "tasks"}, "A plan that defines LLM sub-agents of its own; its tasks may name them, the host's workers or \"default\"."),
 		},
