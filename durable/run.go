@@ -514,6 +514,9 @@ func (l *launch) planner(mem *metaplanner.Memory) (*metaplanner.Planner, error) 
 	if t := l.spec.LLM.Temperature; t != nil {
 		opts = append(opts, metaplanner.WithTemperature(*t))
 	}
+	if l.spec.LLM.PlanOnly {
+		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
+	}
 	return metaplanner.New(c, opts...), nil
 }
 

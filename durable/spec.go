@@ -183,6 +183,10 @@ type LLMSpec struct {
 	// LLM agent ([github.com/dagent-dev/dagent/llmagent.Agent]); 0 is
 	// [github.com/dagent-dev/dagent/llmagent.DefaultMaxTurns].
 	MaxTurns int
+	// PlanOnly forbids the planner the direct answer and the question for
+	// the user ([metaplanner.WithForbiddenRoutes]), for runs nobody
+	// attends: the mission is planned or the run fails.
+	PlanOnly bool
 }
 
 // Check reports what makes s unable to run, naming the field: no plan and
@@ -331,6 +335,7 @@ type llmDoc struct {
 	MaxCorrections int      `json:"max_corrections"`
 	Temperature    *float64 `json:"temperature,omitempty"`
 	MaxTurns       int      `json:"max_turns,omitempty"`
+	PlanOnly       bool     `json:"plan_only,omitempty"`
 }
 
 // duration is a time.Duration written as Go writes one: "1m30s".
@@ -363,22 +368,23 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	            "max_flaky_streak", "max_plan_growth"},
 //	 "rounds": the round budget of a run in rounds,
 //	 "budget": {"max_tokens", "max_llm_calls", "deadline"},
-//	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns"},
+//	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns",
+//	         "plan_only"},
 //	 "gate": "never", "critical", "warning" or "info",
 //	 "judge": {"model", "max_calls"}}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
 // "catalog_digest", "dir", "rounds", "model", "brief", "gate",
-// "temperature", "max_turns", "halt_on", "no_halt_on", the three last
-// limits of "replan" and "judge" are left out when empty (zero), so that a
-// document without one reads as before.
+// "temperature", "max_turns", "plan_only", "halt_on", "no_halt_on", the
+// three last limits of "replan" and "judge" are left out when empty
+// (zero, false), so that a document without one reads as before.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	doc := specDoc{
 		Version: SpecVersion, Plan: json.RawMessage("null"), Mission: s.Mission, Catalog: s.Catalog, Digest: s.CatalogDigest, Dir: s.Dir, Rounds: s.Rounds,
 		Runner: runnerDoc{Concurrency: s.Runner.Concurrency, Schedule: s.Runner.Schedule.String(), TaskTimeout: duration(s.Runner.TaskTimeout)},
 		Budget: budgetDoc{MaxTokens: s.Budget.MaxTokens, MaxCalls: s.Budget.MaxCalls, Deadline: duration(s.Budget.MaxDuration)},
 		LLM: llmDoc{Model: s.LLM.Model, Brief: s.LLM.Brief, MaxCorrections: s.LLM.MaxCorrections,
-			Temperature: s.LLM.Temperature, MaxTurns: s.LLM.MaxTurns},
+			Temperature: s.LLM.Temperature, MaxTurns: s.LLM.MaxTurns, PlanOnly: s.LLM.PlanOnly},
 		Gate: string(s.Gate),
 	}
 	if s.Plan != nil {
@@ -427,7 +433,7 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 		Runner: RunnerSpec{Concurrency: doc.Runner.Concurrency, TaskTimeout: time.Duration(doc.Runner.TaskTimeout)},
 		Budget: executor.Budget{MaxTokens: doc.Budget.MaxTokens, MaxCalls: doc.Budget.MaxCalls, MaxDuration: time.Duration(doc.Budget.Deadline)},
 		LLM: LLMSpec{Model: doc.LLM.Model, Brief: doc.LLM.Brief, MaxCorrections: doc.LLM.MaxCorrections,
-			Temperature: doc.LLM.Temperature, MaxTurns: doc.LLM.MaxTurns},
+			Temperature: doc.LLM.Temperature, MaxTurns: doc.LLM.MaxTurns, PlanOnly: doc.LLM.PlanOnly},
 	}
 	if doc.Runner.Schedule != "" {
 		sched, err := runner.ParseSchedule(doc.Runner.Schedule)

@@ -269,6 +269,10 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		if next != nil {
 			e.res.Usage = e.res.Usage.Add(next.Usage)
 		}
+		if err == nil && next != nil && next.GaveUp {
+			e.stop(HaltGaveUp, f, &GaveUpError{Reason: next.Reason})
+			return nil
+		}
 		if err != nil || next == nil || next.Plan == nil {
 			if ctx.Err() != nil {
 				return e.cancelled(ctx)
@@ -285,7 +289,7 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 		e.res.ReplanCount++
 		trial := Trial{
 			Attempt: e.res.ReplanCount, TaskID: f.TaskID, Class: f.Class, Diagnosis: f.Diagnosis,
-			Output: excerpt(f.Output), NewTaskCount: NewTasks(p, next.Plan),
+			Output: excerpt(f.Output), NewTaskCount: NewTasks(p, next.Plan), Reason: next.Reason,
 		}
 		e.res.History = append(e.res.History, trial)
 		if e.overBudget() {

@@ -31,10 +31,19 @@ const (
 	// HaltMaxRounds: the round budget of [WithRounds] is spent and the
 	// round planner still answered continue.
 	HaltMaxRounds = "max_rounds"
-	// HaltGaveUp: the round planner answered failed; the HaltError's Err
-	// is its reason.
+	// HaltGaveUp: the planner answered that the mission cannot be
+	// reached: a repair that gives up ([Repair.GaveUp]) or a round
+	// planner's failed ([RoundFailed]); the cause is a *[GaveUpError].
 	HaltGaveUp = "gave_up"
 )
+
+// GaveUpError is the cause of a [HaltGaveUp] halt: the planner's reason
+// for giving up.
+type GaveUpError struct {
+	Reason string
+}
+
+func (e *GaveUpError) Error() string { return "the planner gave up: " + e.Reason }
 
 // ErrHalted: the execution stopped replanning at a limit, a budget, a
 // failure of a class that halts, or a replan that gave no repair; a
@@ -64,7 +73,11 @@ func (e *HaltError) Error() string {
 		task = "task " + e.Failure.TaskID + " failed"
 	}
 	detail := e.Failure.Diagnosis
-	if e.Err != nil && (e.Halt == HaltReplanFailed || e.Halt == HaltPlanGrowth || detail == "") {
+	var gaveUp *GaveUpError
+	switch {
+	case errors.As(e.Err, &gaveUp):
+		detail = gaveUp.Reason
+	case e.Err != nil && (e.Halt == HaltReplanFailed || e.Halt == HaltPlanGrowth || detail == ""):
 		detail = e.Err.Error()
 	}
 	var why string
@@ -83,6 +96,11 @@ func (e *HaltError) Error() string {
 			// A round planner's answer, or a repair after no task failed.
 			why = "no usable plan from the planner"
 		}
+	case HaltGaveUp:
+		why = "the planner gave up"
+		if e.Failure.TaskID != "" {
+			why += " after " + task
+		}
 	case HaltBudget:
 		why = task + " and the budget is spent"
 	case HaltFlakyStreak:
@@ -95,13 +113,11 @@ func (e *HaltError) Error() string {
 			why += " after " + task
 		}
 		return fmt.Sprintf("%s (%s): %s", ErrHalted, e.Halt, why)
-	case HaltGaveUp:
-		return fmt.Sprintf("%s (%s): the planner gave up: %s", ErrHalted, e.Halt, e.Err)
 	default:
 		// A class that halts ([WithHaltOn]).
 		why = task + " with class " + e.Halt + ", which halts the execution"
 	}
-	if e.Failure.TaskID == "" && e.Halt != HaltReplanFailed && detail != "" {
+	if e.Failure.TaskID == "" && e.Halt != HaltReplanFailed && e.Halt != HaltGaveUp && detail != "" {
 		// No task failed: the cause, such as the end of the wall time, is
 		// the reason.
 		return fmt.Sprintf("%s (%s): %s", ErrHalted, e.Halt, detail)

@@ -12,8 +12,9 @@ import (
 //
 // completed maps the ids of the tasks that are done to their results: a
 // repair keeps each of them with its id, so that it does not run again;
-// history lists the repairs tried before, oldest first. A Repair without
-// a Plan, or an error, ends the execution halted with [HaltReplanFailed];
+// history lists the repairs tried before, oldest first. A Repair that
+// gives up ([Repair.GaveUp]) ends the execution halted with [HaltGaveUp];
+// any other Repair without a Plan, or an error, with [HaltReplanFailed];
 // the Repair's Usage counts either way.
 type Replanner interface {
 	Repair(ctx context.Context, mission string, completed map[string]any, failure Failure, history []Trial) (*Repair, error)
@@ -32,6 +33,13 @@ type Repair struct {
 	// Plan is the repair plan; the executor checks and reviews it like the
 	// plan it started with before it runs.
 	Plan *plan.Plan
+	// GaveUp says the replanner found no repair that can reach the
+	// mission: the execution halts cleanly with [HaltGaveUp], Reason in
+	// its error. Plan is ignored.
+	GaveUp bool
+	// Reason is the replanner's short rationale: why this repair, kept in
+	// the [Trial] the journal records, or why it gave up.
+	Reason string
 	// Usage is what writing the repair spent.
 	Usage llm.Usage
 }
@@ -81,6 +89,9 @@ type Trial struct {
 	// NewTaskCount counts the tasks of the repair the failed plan did not
 	// have ([NewTasks]).
 	NewTaskCount int `json:"new_task_count"`
+	// Reason is the replanner's rationale of the repair ([Repair.Reason]);
+	// empty when it gave none.
+	Reason string `json:"reason,omitempty"`
 }
 
 // NewTasks counts the tasks of repair that p does not have: what a repair

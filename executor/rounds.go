@@ -314,7 +314,7 @@ func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG
 		if f.Diagnosis == "" {
 			f.Diagnosis = a.Reason
 		}
-		e.stop(HaltGaveUp, f, errors.New(a.Reason))
+		e.stop(HaltGaveUp, f, &GaveUpError{Reason: a.Reason})
 		return nil, nil
 	}
 	if round > e.c.maxRounds {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
@@ -25,6 +26,9 @@ const (
 	// DefaultMaxData bounds the text of one completed result, failed output
 	// or earlier trial in a replan prompt, in bytes.
 	DefaultMaxData = 4 << 10
+	// DefaultMaxRefreshes is how many times Plan asks the host's
+	// [ContextSource] for more context.
+	DefaultMaxRefreshes = 2
 )
 
 // ErrNoValidPlan is matched by the error of [Planner.Plan] and
@@ -80,6 +84,14 @@ const (
 	// RouteClarify: the mission is too ambiguous to plan; [Result.Question]
 	// is the question for the user.
 	RouteClarify Route = "clarify"
+	// RouteRefreshContext: the model asks the host for more context before
+	// it plans. [Planner.Plan] offers it only with a [WithContextSource],
+	// and answers it itself: it hands the request to the source and asks
+	// again with the context, so a Result never has this route.
+	RouteRefreshContext Route = "refresh_context"
+	// RouteGiveUp: a repair found no way to reach the mission;
+	// [Result.Reason] says why. Only [Planner.Replan] offers it.
+	RouteGiveUp Route = "give_up"
 )
 
 // Checks of the findings [Planner.Plan] and [Planner.Replan] add to the critic's, in
@@ -94,8 +106,21 @@ const (
 	CheckMissingAnswer = "missing_answer"
 	// CheckMissingQuestion: the route is clarify but the question is empty.
 	CheckMissingQuestion = "missing_question"
-	// CheckRepairRoute: a replan answered with a route other than plan.
+	// CheckRepairRoute: a replan answered with a route other than plan
+	// or give_up.
 	CheckRepairRoute = "repair_route"
+	// CheckForbiddenRoute: the answer took a route the host forbade
+	// ([WithForbiddenRoutes]), or one this request does not offer.
+	CheckForbiddenRoute = "forbidden_route"
+	// CheckMissingReason: the route is give_up, or a round's action is
+	// failed, but the answer gives no reason.
+	CheckMissingReason = "missing_reason"
+	// CheckMissingRequest: the route is refresh_context but the answer
+	// asks for nothing.
+	CheckMissingRequest = "missing_context_request"
+	// CheckNoMoreContext: the route is refresh_context but the host's
+	// context was asked for [WithMaxRefreshes] times already.
+	CheckNoMoreContext = "no_more_context"
 	// CheckDroppedCompleted: a repair plan leaves out completed tasks.
 	CheckDroppedCompleted = "dropped_completed"
 )
@@ -112,12 +137,19 @@ type Result struct {
 	Answer string
 	// Question is the question for the user of [RouteClarify].
 	Question string
+	// Reason is the model's short rationale for its route: why this plan,
+	// why a direct answer or a question, why a repair gives up. Empty when
+	// the model gave none; a give-up always has one.
+	Reason string
+	// Refreshes counts the times the model asked for more context
+	// ([RouteRefreshContext]) and got it.
+	Refreshes int
 	// Report is the critic's review of the plan: its warnings when the plan
 	// was accepted, its critical findings with [ErrNoValidPlan]. Empty for
 	// the other routes.
 	Report critic.Report
 	// Attempts counts the requests sent to the model: 1 plus the
-	// corrections asked for.
+	// corrections asked for plus the refreshes.
 	Attempts int
 	// Usage sums the tokens of every request.
 	Usage llm.Usage
@@ -170,6 +202,44 @@ func WithLimits(l plan.Limits) Option { return func(p *Planner) { p.limits = l }
 // tokens. Plans are reviewed as strictly as ever; expect more corrections.
 func WithBrief() Option { return func(p *Planner) { p.brief = true } }
 
+// WithForbiddenRoutes forbids routes to [Planner.Plan], for hosts that run
+// unattended: [RouteSynthesis] (a direct answer) or [RouteClarify] (a
+// question nobody is there to answer). The schema and the prompts no
+// longer offer them, and an answer that takes one anyway is corrected like
+// any invalid answer ([CheckForbiddenRoute]), then refused with
+// [ErrNoValidPlan]. [RoutePlan] cannot be forbidden; other routes are
+// ignored.
+func WithForbiddenRoutes(routes ...Route) Option {
+	return func(p *Planner) {
+		for _, r := range routes {
+			if r == RouteSynthesis || r == RouteClarify {
+				p.forbidden[r] = true
+			}
+		}
+	}
+}
+
+// WithContext hands the model context the host holds — results of earlier
+// runs, documents, memories — with [Planner.Plan]'s mission. Each item is
+// a data block of [llm.WriteData] tagged with its provenance: the model
+// reads it as data, never as instructions, whoever wrote it.
+func WithContext(items ...Context) Option {
+	return func(p *Planner) { p.context = append(p.context, items...) }
+}
+
+// WithContextSource offers the model [RouteRefreshContext]: when the
+// mission needs context the host holds that the request lacks, the model
+// says what it needs, [Planner.Plan] asks src, and planning goes on with
+// what src returned, as [WithContext] items, up to [WithMaxRefreshes]
+// times.
+func WithContextSource(src ContextSource) Option { return func(p *Planner) { p.source = src } }
+
+// WithMaxRefreshes bounds how many times [Planner.Plan] asks its
+// [ContextSource] for more context; past it, a refresh_context answer is
+// corrected like an invalid one ([CheckNoMoreContext]). Default
+// [DefaultMaxRefreshes]; a negative n is 0.
+func WithMaxRefreshes(n int) Option { return func(p *Planner) { p.maxRefreshes = max(0, n) } }
+
 // Planner asks an LLM for plans and repair plans. Create it with [New].
 type Planner struct {
 	client         llm.Client
@@ -182,6 +252,10 @@ type Planner struct {
 	brief          bool
 	predicates     *verify.Set
 	memory         *Memory
+	forbidden      map[Route]bool
+	context        []Context
+	source         ContextSource
+	maxRefreshes   int
 }
 
 // WithPredicates compiles the predicates of the plans the planner reviews
@@ -194,7 +268,8 @@ func WithPredicates(s *verify.Set) Option { return func(p *Planner) { p.predicat
 // New returns a [Planner] that asks c. A Planner is safe for concurrent use;
 // there is no useful zero Planner.
 func New(c llm.Client, opts ...Option) *Planner {
-	p := &Planner{client: c, maxCorrections: DefaultMaxCorrections, maxData: DefaultMaxData}
+	p := &Planner{client: c, maxCorrections: DefaultMaxCorrections, maxData: DefaultMaxData,
+		maxRefreshes: DefaultMaxRefreshes, forbidden: make(map[Route]bool)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -206,7 +281,9 @@ func New(c llm.Client, opts ...Option) *Planner {
 // is known, the usage of the requests made included. When the last answer
 // still has critical findings, the error is a *[PlanError] matching
 // [ErrNoValidPlan] and the Result holds that answer. A synthesis or clarify
-// answer is a success. A plan whose model left its mission empty gets
+// answer, unless forbidden ([WithForbiddenRoutes]), is a success. A
+// refresh_context answer ([WithContextSource]) is answered with the
+// host's context, and planning goes on. A plan whose model left its mission empty gets
 // mission, so that the plan, written to a file, can be repaired toward it.
 func (p *Planner) Plan(ctx context.Context, mission string) (*Result, error) {
 	if strings.TrimSpace(mission) == "" {
@@ -231,21 +308,28 @@ func keepMission(res *Result, mission string) {
 
 // converse asks the model, reads and reviews its answer, and hands the
 // critical findings back up to corrections times. repair requires route
-// plan; extra adds findings about a readable plan.
+// plan or give_up; extra adds findings about a readable plan. A
+// refresh_context answer, when offered and not over the bound, is
+// answered with the source's context and costs no correction.
 func (p *Planner) converse(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, extra func(*plan.Plan) []critic.Issue) (*Result, error) {
-	res, _, err := p.exchange(ctx, op, msgs, corrections, repair, &llm.Schema{Name: SchemaName, Schema: AnswerSchema()},
-		func(ctx context.Context, content string) answer { return p.read(ctx, content, repair, extra) })
+	allowed := p.routes(repair)
+	res, _, err := p.exchange(ctx, op, msgs, corrections, repair, &llm.Schema{Name: SchemaName, Schema: p.AnswerSchema(repair)},
+		func(ctx context.Context, content string, refreshes int) answer {
+			return p.read(ctx, content, allowed, repair, refreshes, extra)
+		})
 	return res, err
 }
 
-// exchange asks the model for an answer of schema, reads it with read,
-// and hands the critical findings back up to corrections times; the
-// answer is the last one read.
-func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, schema *llm.Schema, read func(context.Context, string) answer) (*Result, answer, error) {
+// exchange asks the model for an answer of schema, reads it with read
+// (given the refreshes so far), and hands the critical findings back up
+// to corrections times; the answer is the last one read.
+func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, schema *llm.Schema,
+	read func(ctx context.Context, content string, refreshes int) answer) (*Result, answer, error) {
 	if p.client == nil {
 		return &Result{}, answer{}, fmt.Errorf("metaplanner: %s: the planner has no LLM client", op)
 	}
 	res := &Result{}
+	corrected := 0
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return res, answer{}, fmt.Errorf("metaplanner: %s: %w", op, err)
@@ -257,14 +341,26 @@ func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, c
 			return res, answer{}, fmt.Errorf("metaplanner: %s: attempt %d: %w", op, attempt, err)
 		}
 		content := resp.Message.Content
-		a := read(ctx, content)
-		res.Route, res.Plan, res.Answer, res.Question, res.Report, res.Raw = a.route, a.plan, a.answer, a.question, a.report, content
+		a := read(ctx, content, res.Refreshes)
+		res.Route, res.Plan, res.Answer, res.Question, res.Reason, res.Report, res.Raw = a.route, a.plan, a.answer, a.question, a.reason, a.report, content
+		if a.route == RouteRefreshContext && !a.report.Has(critic.Critical) {
+			items, err := p.source.Context(ctx, a.request)
+			if err != nil {
+				return res, a, fmt.Errorf("metaplanner: %s: refresh context: %w", op, err)
+			}
+			res.Refreshes++
+			msgs = append(msgs[:len(msgs):len(msgs)],
+				llm.Message{Role: llm.RoleAssistant, Content: content},
+				llm.Message{Role: llm.RoleUser, Content: p.refreshPrompt(items)})
+			continue
+		}
 		if !a.report.Has(critic.Critical) {
 			return res, a, nil
 		}
-		if attempt > corrections {
+		if corrected >= corrections {
 			return res, a, &PlanError{Report: a.report, Attempts: attempt}
 		}
+		corrected++
 		msgs = append(msgs[:len(msgs):len(msgs)],
 			llm.Message{Role: llm.RoleAssistant, Content: content},
 			llm.Message{Role: llm.RoleUser, Content: feedback(a.report, resp.FinishReason, repair)})
@@ -299,11 +395,12 @@ func (p *Planner) criticOptions() []critic.Option {
 
 // answer is what was read from one answer of the model.
 type answer struct {
-	route            Route
-	plan             *plan.Plan
-	answer, question string
-	report           critic.Report
-	round            *executor.RoundAnswer // the answer of Round
+	route                    Route
+	plan                     *plan.Plan
+	answer, question, reason string
+	request                  []string // the context a refresh asks for
+	report                   critic.Report
+	round                    *executor.RoundAnswer // the answer of Round
 }
 
 // envelope is the structured answer the schema asks for.
@@ -312,11 +409,14 @@ type envelope struct {
 	plan     json.RawMessage // nil when absent or null
 	answer   string
 	question string
+	reason   string
+	request  []string
 	rest     map[string]json.RawMessage // the other keys
 }
 
-// read reads and reviews one answer.
-func (p *Planner) read(ctx context.Context, content string, repair bool, extra func(*plan.Plan) []critic.Issue) answer {
+// read reads and reviews one answer; allowed are the routes offered,
+// refreshes the context refreshes made so far.
+func (p *Planner) read(ctx context.Context, content string, allowed []Route, repair bool, refreshes int, extra func(*plan.Plan) []critic.Issue) answer {
 	src := []byte(content)
 	env, ok := decodeEnvelope(content)
 	if ok {
@@ -324,16 +424,24 @@ func (p *Planner) read(ctx context.Context, content string, repair bool, extra f
 		if !known {
 			return findings(answer{}, critic.Issue{
 				Check: CheckInvalidRoute, Field: "route",
-				Message:        fmt.Sprintf("route %q is not one of plan, synthesis or clarify", env.route),
-				Recommendation: `Set "route" to "plan" (with "plan"), "synthesis" (with "answer") or "clarify" (with "question").`,
+				Message:        fmt.Sprintf("route %q is not one of %s", env.route, routeList(allowed)),
+				Recommendation: routeFix(allowed),
 			})
 		}
-		a := answer{route: route, answer: strings.TrimSpace(env.answer), question: strings.TrimSpace(env.question)}
-		if repair && route != RoutePlan {
+		a := answer{route: route, answer: strings.TrimSpace(env.answer), question: strings.TrimSpace(env.question),
+			reason: strings.TrimSpace(env.reason), request: env.request}
+		if repair && !slices.Contains(allowed, route) {
 			return findings(a, critic.Issue{
 				Check: CheckRepairRoute, Field: "route",
-				Message:        fmt.Sprintf("a repair must be a plan, but the route is %q", route),
-				Recommendation: `Answer with "route": "plan" and the repair plan under "plan".`,
+				Message:        fmt.Sprintf("a repair must be a plan, or give up, but the route is %q", route),
+				Recommendation: `Answer with "route": "plan" and the repair plan under "plan", or with "route": "give_up" and the reason under "reason".`,
+			})
+		}
+		if !slices.Contains(allowed, route) {
+			return findings(a, critic.Issue{
+				Check: CheckForbiddenRoute, Field: "route",
+				Message:        fmt.Sprintf("route %q is not allowed here: the host accepts only %s", route, routeList(allowed)),
+				Recommendation: routeFix(allowed),
 			})
 		}
 		switch route {
@@ -355,6 +463,31 @@ func (p *Planner) read(ctx context.Context, content string, repair bool, extra f
 				})
 			}
 			return a
+		case RouteGiveUp:
+			if a.reason == "" {
+				return findings(a, critic.Issue{
+					Check: CheckMissingReason, Field: "reason",
+					Message:        `the route is "give_up" but "reason" is empty`,
+					Recommendation: `Say under "reason" why no repair can reach the mission, or repair with "route": "plan".`,
+				})
+			}
+			return a
+		case RouteRefreshContext:
+			if len(a.request) == 0 {
+				return findings(a, critic.Issue{
+					Check: CheckMissingRequest, Field: "context_request",
+					Message:        `the route is "refresh_context" but "context_request" asks for nothing`,
+					Recommendation: `List what context you need under "context_request", or plan with "route": "plan".`,
+				})
+			}
+			if refreshes >= p.maxRefreshes {
+				return findings(a, critic.Issue{
+					Check: CheckNoMoreContext, Field: "route",
+					Message:        fmt.Sprintf("the host's context was refreshed %s already; there is no more", prose.Plural(refreshes, "time")),
+					Recommendation: `Plan with the context you have: "route": "plan".`,
+				})
+			}
+			return a
 		}
 		src = planSource(env)
 		if src == nil {
@@ -364,15 +497,49 @@ func (p *Planner) read(ctx context.Context, content string, repair bool, extra f
 				Recommendation: `Put the plan object, with its "tasks" list, under "plan".`,
 			})
 		}
+		a.plan, a.report = p.review(ctx, src, extra)
+		return a
 	}
 	a := answer{route: RoutePlan}
 	a.plan, a.report = p.review(ctx, src, extra)
 	return a
 }
 
+// routeList lists routes for a finding: "plan, synthesis or clarify".
+func routeList(routes []Route) string {
+	names := make([]string, len(routes))
+	for i, r := range routes {
+		names[i] = string(r)
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// routeFix is the recommendation of an answer whose route is not one of
+// routes.
+func routeFix(routes []Route) string {
+	var forms []string
+	for _, r := range routes {
+		forms = append(forms, fmt.Sprintf("%q (with %s)", r, routeField[r]))
+	}
+	return `Set "route" to ` + strings.Join(forms, ", ") + "."
+}
+
+// routeField is where an answer of each route puts what it gives.
+var routeField = map[Route]string{
+	RoutePlan:           `"plan"`,
+	RouteSynthesis:      `"answer"`,
+	RouteClarify:        `"question"`,
+	RouteRefreshContext: `"context_request"`,
+	RouteGiveUp:         `"reason"`,
+}
+
 // BadAnswer is the summary of the report of an answer that does not follow
 // the answer format: an unknown route, a plan route without a plan, a
-// direct answer or question that is empty, a repair that is not a plan.
+// direct answer or question that is empty, a route that is not offered, a
+// give-up without a reason.
 const BadAnswer = "The answer does not follow the answer format; nothing can run."
 
 // findings returns a with a report of the critical issues.
@@ -479,11 +646,28 @@ func decodeEnvelope(content string) (envelope, bool) {
 	if v, ok := take("question", "clarification_question"); ok && !isNull(v) {
 		env.question = text(v)
 	}
+	if v, ok := take("reason", "rationale", "reasoning"); ok && !isNull(v) {
+		env.reason = text(v)
+	}
+	if v, ok := take("context_request", "refresh_context_request"); ok && !isNull(v) {
+		var list []string
+		if json.Unmarshal(v, &list) != nil {
+			list = []string{text(v)}
+		}
+		for _, item := range list {
+			if item = strings.TrimSpace(item); item != "" {
+				env.request = append(env.request, item)
+			}
+		}
+	}
 	return env, true
 }
 
 // envelopeKeys are the keys of the envelope besides "plan".
-var envelopeKeys = map[string]bool{"route": true, "route_to": true, "answer": true, "question": true, "clarification_question": true}
+var envelopeKeys = map[string]bool{
+	"route": true, "route_to": true, "answer": true, "question": true, "clarification_question": true,
+	"reason": true, "rationale": true, "reasoning": true, "context_request": true, "refresh_context_request": true,
+}
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
@@ -519,6 +703,10 @@ func parseRoute(s string) (Route, bool) {
 		return RouteSynthesis, true
 	case "clarify", "clarification", "question":
 		return RouteClarify, true
+	case "refresh_context", "refresh", "context":
+		return RouteRefreshContext, true
+	case "give_up", "giveup", "give up", "abort":
+		return RouteGiveUp, true
 	}
 	return "", false
 }

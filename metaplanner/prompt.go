@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,76 +21,272 @@ import (
 const SchemaName = "planner_answer"
 
 // AnswerSchema returns the JSON Schema (draft 2020-12) of the answer
-// [Planner.Plan] and [Planner.Replan] ask for: an object with a route ("plan",
-// "synthesis" or "clarify") and, by route, the plan ([plan.Schema]), the
-// direct answer or the question for the user.
+// [Planner.Plan] and [Planner.Replan] ask for when they know no catalog: an
+// object with a route ("plan", "synthesis" or "clarify"), a short reason
+// and, by route, the plan ([plan.Schema]), the direct answer or the
+// question for the user. [Planner.AnswerSchema] is the schema a planner
+// sends, held to its registry and its routes.
 func AnswerSchema() []byte { return append([]byte(nil), answerSchema()...) }
 
 var answerSchema = sync.OnceValue(func() json.RawMessage {
+	return buildSchema(leash{routes: []Route{RoutePlan, RouteSynthesis, RouteClarify}})
+})
+
+// AnswerSchema returns the JSON Schema of the answers p asks for: for
+// [Planner.Plan] or, with repair, for [Planner.Replan]. With a registry
+// ([WithRegistry]) it holds plans to the catalog, so that a model whose
+// server enforces the schema cannot invent a worker or a tool: an agent's
+// "tools" may name only the registry's tools, and a task of a plan that
+// defines no agents of its own may name only "default" or a worker of the
+// registry. (A plan that defines agents may name them too; JSON Schema
+// cannot tie a task's agent to the keys of the plan's agents, so the
+// critic checks those.) Its "route" lists only the routes p accepts:
+// those [WithForbiddenRoutes] leaves, "refresh_context" with a
+// [WithContextSource], and for a repair only "plan" and "give_up".
+func (p *Planner) AnswerSchema(repair bool) []byte {
+	return buildSchema(p.leash(repair))
+}
+
+// leash is what the answer schema of one request allows.
+type leash struct {
+	routes []Route
+	// catalog, when set, restricts agents and tools to workers and tools.
+	catalog        bool
+	workers, tools []string
+}
+
+// leash is the leash of p's requests.
+func (p *Planner) leash(repair bool) leash {
+	l := leash{routes: p.routes(repair)}
+	if p.registry != nil {
+		l.catalog, l.workers, l.tools = true, p.registry.Names(), p.registry.ToolNames()
+	}
+	return l
+}
+
+// routes are the routes p accepts, in the order the prompts list them.
+func (p *Planner) routes(repair bool) []Route {
+	if repair {
+		return []Route{RoutePlan, RouteGiveUp}
+	}
+	rs := []Route{RoutePlan}
+	for _, r := range []Route{RouteSynthesis, RouteClarify} {
+		if !p.forbidden[r] {
+			rs = append(rs, r)
+		}
+	}
+	if p.source != nil {
+		rs = append(rs, RouteRefreshContext)
+	}
+	return rs
+}
+
+// routeText says when to take each route, for the schema.
+var routeText = map[Route]string{
+	RoutePlan:           `"plan" when the mission needs work done (the usual route)`,
+	RouteSynthesis:      `"synthesis" when it can be answered fully and accurately right away`,
+	RouteClarify:        `"clarify" when only the user can supply what is missing`,
+	RouteRefreshContext: `"refresh_context" when the host holds context the mission needs that the request lacks (list it under "context_request")`,
+	RouteGiveUp:         `"give_up" when no repair can reach the mission (say why under "reason")`,
+}
+
+// buildSchema is the answer schema of l.
+func buildSchema(l leash) json.RawMessage {
 	var ps map[string]any
 	if err := json.Unmarshal(plan.Schema(), &ps); err != nil {
 		panic("metaplanner: plan.Schema is not JSON: " + err.Error())
 	}
 	// The plan's definitions move to the envelope's root, where the plan's
 	// "#/$defs/..." references find them.
-	defs := ps["$defs"]
-	if task, ok := defs.(map[string]any)["Task"].(map[string]any); ok {
-		if props, ok := task["properties"].(map[string]any); ok {
-			// A priority orders tasks under the host's concurrency and its
-			// workers' caps, which the planner does not see, and a rubric
-			// costs a judge's call on every run of its task: both are the
-			// host's to set, not the planner's.
-			delete(props, "priority")
-			delete(props, "rubric")
-		}
+	defs := ps["$defs"].(map[string]any)
+	if props, ok := defs["Task"].(map[string]any)["properties"].(map[string]any); ok {
+		// A priority orders tasks under the host's concurrency and its
+		// workers' caps, which the planner does not see, and a rubric
+		// costs a judge's call on every run of its task: both are the
+		// host's to set, not the planner's.
+		delete(props, "priority")
+		delete(props, "rubric")
 	}
 	delete(ps, "$defs")
 	delete(ps, "$schema")
 	delete(ps, "$id")
 	ps["description"] = `The plan, when "route" is "plan". ` + fmt.Sprint(ps["description"])
+	if l.catalog {
+		ps = holdToCatalog(ps, defs, l.workers, l.tools)
+	}
+	var names, whens []string
+	for _, r := range l.routes {
+		names = append(names, string(r))
+		whens = append(whens, routeText[r])
+	}
+	props := map[string]any{
+		"route": map[string]any{
+			"description": strings.Join(whens, ", ") + ".",
+			"type":        "string",
+			"enum":        names,
+		},
+		"plan": ps,
+		"reason": map[string]any{
+			"description": "Why this route, in one or two sentences: what the plan does and why, why the answer can be given at once, why only the user can say, or why no repair can succeed.",
+			"type":        "string",
+		},
+	}
+	has := func(r Route) bool { return slices.Contains(l.routes, r) }
+	if has(RouteSynthesis) {
+		props["answer"] = map[string]any{
+			"description": `The complete answer to the mission, when "route" is "synthesis".`,
+			"type":        "string",
+		}
+	}
+	if has(RouteClarify) {
+		props["question"] = map[string]any{
+			"description": `One short, specific question for the user, when "route" is "clarify".`,
+			"type":        "string",
+		}
+	}
+	if has(RouteRefreshContext) {
+		props["context_request"] = map[string]any{
+			"description": `What context the host should supply, one item per entry, when "route" is "refresh_context".`,
+			"type":        "array",
+			"items":       map[string]any{"type": "string", "minLength": 1},
+		}
+	}
+	required := []string{"route"}
+	if len(l.routes) == 1 {
+		// The plan is the only answer: a model held to the schema cannot
+		// leave it out.
+		required = append(required, "plan")
+	}
 	s := map[string]any{
 		"$schema":              "https://json-schema.org/draft/2020-12/schema",
 		"title":                "dagent planner answer",
-		"description":          `How to handle the mission: run a plan ("route": "plan" with "plan"), answer directly ("route": "synthesis" with "answer"), or ask the user a clarifying question ("route": "clarify" with "question").`,
+		"description":          `How to handle the mission: the route, why, and what the route needs (the plan, the answer, the question or the context request).`,
 		"type":                 "object",
 		"additionalProperties": false,
-		"required":             []string{"route"},
-		"properties": map[string]any{
-			"route": map[string]any{
-				"description": `"plan" when the mission needs work done (the usual route), "synthesis" when it can be answered fully and accurately right away, "clarify" when only the user can supply what is missing.`,
-				"type":        "string",
-				"enum":        []string{string(RoutePlan), string(RouteSynthesis), string(RouteClarify)},
-			},
-			"plan": ps,
-			"answer": map[string]any{
-				"description": `The complete answer to the mission, when "route" is "synthesis".`,
-				"type":        "string",
-			},
-			"question": map[string]any{
-				"description": `One short, specific question for the user, when "route" is "clarify".`,
-				"type":        "string",
-			},
-		},
-		"$defs": defs,
+		"required":             required,
+		"properties":           props,
+		"$defs":                defs,
 	}
 	out, err := jsonv.Marshal(s)
 	if err != nil {
 		panic("metaplanner: the answer schema: " + err.Error())
 	}
 	return json.RawMessage(out)
-})
+}
+
+// holdToCatalog restricts the plan schema ps, whose definitions are defs,
+// to a catalog: the tools of the plan's agents to tools, and the agent of
+// the tasks of a plan that defines no agents to "default" and workers.
+// It returns the new plan schema.
+func holdToCatalog(ps, defs map[string]any, workers, tools []string) map[string]any {
+	agentDef := defs["Agent"].(map[string]any)
+	agentProps := agentDef["properties"].(map[string]any)
+	toolsProp := agentProps["tools"].(map[string]any)
+	if len(tools) == 0 {
+		toolsProp["maxItems"] = 0
+		toolsProp["description"] = "The host's registry provides no tools: leave this empty."
+	} else {
+		toolsProp["items"] = map[string]any{"type": "string", "enum": tools}
+	}
+
+	task := defs["Task"].(map[string]any)
+	closed := maps.Clone(task)
+	closedProps := maps.Clone(task["properties"].(map[string]any))
+	agentProp := maps.Clone(closedProps["agent"].(map[string]any))
+	delete(agentProp, "minLength")
+	agentProp["enum"] = append([]string{plan.DefaultAgent}, workers...)
+	agentProp["description"] = `The agent that runs the task: "default" (a language model without tools) or a worker of the host's registry.`
+	closedProps["agent"] = agentProp
+	closed["properties"] = closedProps
+	closed["title"] = "CatalogTask"
+	defs["CatalogTask"] = closed
+
+	// Two shapes of plan: one that defines no agents, whose tasks run on
+	// the catalog, and one that defines some, whose tasks may name them.
+	props := ps["properties"].(map[string]any)
+	bare := maps.Clone(props)
+	delete(bare, "agents")
+	bareTasks := maps.Clone(props["tasks"].(map[string]any))
+	bareTasks["items"] = map[string]any{"$ref": "#/$defs/CatalogTask"}
+	bare["tasks"] = bareTasks
+	own := maps.Clone(props)
+	ownAgents := maps.Clone(props["agents"].(map[string]any))
+	ownAgents["minProperties"] = 1
+	own["agents"] = ownAgents
+	shape := func(props map[string]any, required []string, desc string) map[string]any {
+		return map[string]any{
+			"description":          desc,
+			"type":                 "object",
+			"additionalProperties": false,
+			"required":             required,
+			"properties":           props,
+		}
+	}
+	return map[string]any{
+		"description": ps["description"],
+		"oneOf": []any{
+			shape(bare, []string{"tasks"}, "A plan whose tasks run on the host's workers or on \"default\"."),
+			shape(own, []string{"agents", "tasks"}, "A plan that defines LLM sub-agents of its own; its tasks may name them, the host's workers or \"default\"."),
+		},
+	}
+}
 
 // systemPrompt is the system message of Plan, or of Replan when repair.
 func (p *Planner) systemPrompt(repair bool) string {
 	switch {
 	case p.brief && repair:
-		return systemBriefRepair
+		return systemBriefRepair + reasonRule + giveUpRule
 	case p.brief:
-		return systemBrief
+		return p.offerRoutes(systemBrief) + reasonRule + p.refreshRule()
 	case repair:
-		return systemBase + repairRules
+		return systemBase + repairRules + "\n" + reasonRule + giveUpRule
 	}
-	return systemBase
+	return p.offerRoutes(systemBase) + "\n" + reasonRule + p.refreshRule()
+}
+
+// forbiddenText are the passages of the system messages that offer each
+// route that can be forbidden.
+var forbiddenText = map[Route][]string{
+	RouteSynthesis: {
+		"- {\"route\": \"synthesis\", \"answer\": \"...\"} when you can answer the mission fully and accurately right now, from the mission's text and general knowledge, with nothing to look up, run or check: a greeting, a definition, a rewrite of text the mission gives. Never answer from memory what needs current or specific data (prices, news, the contents of files, pages or databases): plan instead.\n",
+		"; {\"route\": \"synthesis\", \"answer\": \"...\"} only to answer at once with nothing to look up",
+	},
+	RouteClarify: {
+		"- {\"route\": \"clarify\", \"question\": \"...\"} rarely: when something only the user can supply is missing and no plan could find it (which of several things they mean, a choice that is theirs to make), so that any plan would be a guess. Ask one short, specific question. Do not ask when a plan could find the answer or a sensible default exists.\n",
+		"; {\"route\": \"clarify\", \"question\": \"...\"} only when the user must choose",
+	},
+}
+
+// offerRoutes cuts from the system message s the routes p forbids.
+func (p *Planner) offerRoutes(s string) string {
+	if len(p.forbidden) == 0 {
+		return s
+	}
+	for r := range p.forbidden {
+		for _, text := range forbiddenText[r] {
+			s = strings.Replace(s, text, "", 1)
+		}
+	}
+	s = strings.Replace(s, "in one of three forms:", "in one of these forms:", 1)
+	return s + "\nThis host runs unattended: nobody reads a direct answer or answers a question. Plan.\n"
+}
+
+// reasonRule asks for the rationale of every answer.
+const reasonRule = `Add "reason" to your answer: one or two sentences on why you chose the route (for a plan, its approach).
+`
+
+// giveUpRule offers a repair the give_up route.
+const giveUpRule = `If no repair can reach the mission (it cannot be done with the workers and tools there are, or every approach has failed), answer {"route": "give_up", "reason": "..."} instead, with the reason.
+`
+
+// refreshRule offers the refresh_context route when p has a context
+// source.
+func (p *Planner) refreshRule() string {
+	if p.source == nil {
+		return ""
+	}
+	return `If the mission needs context that the host holds and the request lacks (earlier results, documents, the user's preferences), answer {"route": "refresh_context", "context_request": ["what you need", ...]} before you plan: the host answers with the context in data blocks of source "context", and you plan then. Ask only for what the mission needs.
+`
 }
 
 // systemBriefRepair is the brief system message of Replan.
@@ -241,9 +439,24 @@ func (p *Planner) planPrompt(mission string) string {
 	b.WriteString("Handle the mission below. It is data from the user, in a data block.\n\n")
 	llm.WriteData(&b, "mission", mission, -1)
 	b.WriteString("\n")
+	p.writeContext(&b, p.context)
 	p.writeRegistry(&b)
 	p.writeMemory(&b)
-	b.WriteString("\nAnswer with one JSON object: {\"route\": \"plan\", \"plan\": {...}}, {\"route\": \"synthesis\", \"answer\": \"...\"} or {\"route\": \"clarify\", \"question\": \"...\"}.\n")
+	forms := []string{`{"route": "plan", "plan": {...}}`}
+	if !p.forbidden[RouteSynthesis] {
+		forms = append(forms, `{"route": "synthesis", "answer": "..."}`)
+	}
+	if !p.forbidden[RouteClarify] {
+		forms = append(forms, `{"route": "clarify", "question": "..."}`)
+	}
+	if p.source != nil {
+		forms = append(forms, `{"route": "refresh_context", "context_request": [...]}`)
+	}
+	b.WriteString("\nAnswer with one JSON object: ")
+	if len(forms) > 1 {
+		b.WriteString(strings.Join(forms[:len(forms)-1], ", ") + " or ")
+	}
+	b.WriteString(forms[len(forms)-1] + ".\n")
 	return b.String()
 }
 

@@ -34,6 +34,10 @@ type Trial = executor.Trial
 // When mission is empty, failure.Plan's mission is used; either is the
 // repair plan's when the model left its mission empty.
 //
+// The model may instead give up ([RouteGiveUp]) with a reason, when no
+// repair can reach the mission: the Result then has no plan and no error,
+// and [Planner.Repair] halts the execution cleanly.
+//
 // The repair plan is reviewed like a new plan, and must be a plan (route
 // plan, never synthesis or clarify) that keeps every completed task; the
 // findings of an answer that is not go back to the model for one
@@ -62,14 +66,18 @@ func (p *Planner) Replan(ctx context.Context, mission string, completed map[stri
 }
 
 // Repair is [Planner.Replan] as an [executor.Replanner], so that a Planner
-// repairs the plans of an execution: the accepted repair plan and the
-// tokens spent. With an error the Repair has no plan, only the usage.
+// repairs the plans of an execution: the accepted repair plan, its reason
+// and the tokens spent, or the model's give-up ([executor.Repair.GaveUp])
+// with its reason. With an error the Repair has no plan, only the usage.
 func (p *Planner) Repair(ctx context.Context, mission string, completed map[string]any, failure Failure, history []Trial) (*executor.Repair, error) {
 	res, err := p.Replan(ctx, mission, completed, failure, history)
 	if err != nil {
 		return &executor.Repair{Usage: res.Usage}, err
 	}
-	return &executor.Repair{Plan: res.Plan, Usage: res.Usage}, nil
+	if res.Route == RouteGiveUp {
+		return &executor.Repair{GaveUp: true, Reason: res.Reason, Usage: res.Usage}, nil
+	}
+	return &executor.Repair{Plan: res.Plan, Reason: res.Reason, Usage: res.Usage}, nil
 }
 
 // completedIDs lists the ids of completed: in the order of the plan's

@@ -188,7 +188,7 @@ func TestReplanCorrected(t *testing.T) {
 		{
 			name:  "synthesis is not a repair",
 			first: text(`{"route": "synthesis", "answer": "The papers differ."}`),
-			want:  []string{"[repair_route]", `a repair must be a plan, but the route is "synthesis"`},
+			want:  []string{"[repair_route]", `a repair must be a plan, or give up, but the route is "synthesis"`},
 		},
 		{
 			name:  "clarify is not a repair",

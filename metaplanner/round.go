@@ -31,8 +31,6 @@ const (
 	// CheckBadDeliverable: a done whose deliverable is empty or names a
 	// task that is not completed.
 	CheckBadDeliverable = "bad_deliverable"
-	// CheckMissingReason: a failed without a reason.
-	CheckMissingReason = "missing_reason"
 )
 
 // RoundSchema returns the JSON Schema (draft 2020-12) of the answer
@@ -171,7 +169,9 @@ func (p *Planner) Round(ctx context.Context, mission string, state executor.Roun
 		schema.Schema = p.briefRoundSchema(state)
 	}
 	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, schema,
-		func(ctx context.Context, content string) answer { return p.readRound(ctx, content, mission, state) })
+		func(ctx context.Context, content string, _ int) answer {
+			return p.readRound(ctx, content, mission, state)
+		})
 	if err != nil || a.round == nil {
 		return &executor.RoundAnswer{Usage: res.Usage}, err
 	}

@@ -112,7 +112,7 @@ func writeSummary(w io.Writer, s Summary) error {
 				reason = HaltReason
 			}
 			what := "replanning"
-			if x.Rounds > 0 || x.Halt == executor.HaltMaxRounds || x.Halt == executor.HaltGaveUp {
+			if x.Rounds > 0 || x.Halt == executor.HaltMaxRounds {
 				what = "rounds"
 			}
 			fmt.Fprintf(w, "%s halted (%s): %s\n", what, x.Halt, reason(x.Halt))

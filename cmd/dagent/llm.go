@@ -24,11 +24,12 @@ var (
 
 // llmFlags are the flags of every command that may talk to an LLM.
 type llmFlags struct {
-	model  string
-	record string
-	replay string
-	brief  bool
-	fixes  int
+	model    string
+	record   string
+	replay   string
+	brief    bool
+	fixes    int
+	planOnly bool
 	// temperature is the sampling temperature, when --temperature is set.
 	temperature float64
 }
@@ -41,6 +42,7 @@ func (f *llmFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.brief, "brief", false, "give the planner short prompts, for models with a small context (local models of 2-4k tokens)")
 	fl.IntVar(&f.fixes, "max-corrections", metaplanner.DefaultMaxCorrections, "times the planner may correct a plan the critic finds critical issues in (each resends the plan and the findings)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "sampling temperature of every LLM call, from 0 to 2 (default: the server's)")
+	fl.BoolVar(&f.planOnly, "plan-only", false, "forbid the planner to answer the mission directly or to ask a question, for unattended runs: it plans, or no plan is valid")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 }
 

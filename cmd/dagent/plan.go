@@ -38,7 +38,7 @@ MISSION is the mission's text, or - for standard input. The plan's canonical
 JSON goes to standard output, or to the file -o names; the critic's warnings
 go to standard error. A direct answer or a question is printed on standard
 output instead. --format json prints one JSON document: {"version" (1), "route", "plan",
-"answer", "question", "report": {"score", "summary", "issues": [{"check",
+"answer", "question", "reason" (the model's rationale, "" when it gave none), "report": {"score", "summary", "issues": [{"check",
 "severity", "task_id", "field", "message", "recommendation"}]}, "attempts",
 "usage": {"prompt_tokens", "completion_tokens"}}; the plan also goes to the
 -o file when one is given.
@@ -91,6 +91,9 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	}
 	if t := f.llm.temperatureSet(cmd); t != nil {
 		opts = append(opts, metaplanner.WithTemperature(*t))
+	}
+	if f.llm.planOnly {
+		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
 	}
 	ctx, stop := interruptible(cmd)
 	defer stop()
@@ -209,6 +212,7 @@ type (
 		Plan     json.RawMessage   `json:"plan"`
 		Answer   *string           `json:"answer"`
 		Question *string           `json:"question"`
+		Reason   string            `json:"reason"`
 		Report   jsonReport        `json:"report"`
 		Attempts int               `json:"attempts"`
 		Usage    llm.Usage         `json:"usage"`
@@ -228,6 +232,7 @@ func writePlanningJSON(w io.Writer, res *metaplanner.Result, err error) error {
 	doc := jsonPlanning{
 		Version:  docVersion,
 		Route:    res.Route,
+		Reason:   res.Reason,
 		Plan:     json.RawMessage("null"),
 		Report:   jsonReport{Score: res.Report.Score, Summary: res.Report.Summary, Issues: res.Report.Issues},
 		Attempts: res.Attempts,

@@ -357,7 +357,7 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		Mission: f.mission,
 		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
 		Budget:  executor.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls, MaxDuration: f.deadline},
-		LLM: durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes,
+		LLM: durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes, PlanOnly: f.llm.planOnly,
 			Temperature: f.llm.temperatureSet(cmd)},
 	}
 	if cmd.Flags().Changed("max-turns") {
