@@ -212,3 +212,65 @@ func TestWithContext(t *testing.T) {
 
 // emptyRegistry is a registry without workers or tools.
 func emptyRegistry() *registry.Registry { return registry.New() }
+
+// TestBriefPlanSchema: a brief planner's plan schema numbers the tasks and
+// lets each depend only on earlier ones, so that a model held to it writes
+// a valid DAG on the registry's workers; its repairs, which keep the ids of
+// completed tasks, are held to the catalog only.
+func TestBriefPlanSchema(t *testing.T) {
+	p := metaplanner.New(nil, metaplanner.WithRegistry(hostRegistry(t)), metaplanner.WithBrief(),
+		metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
+	sch, err := schema.Compile(p.AnswerSchema(false))
+	require.NoError(t, err)
+	task := func(id, agent string, deps ...string) string {
+		d, _ := json.Marshal(append([]string{}, deps...))
+		return `{"id": "` + id + `", "agent": "` + agent + `", "input": "do it", "depends_on": ` + string(d) + `}`
+	}
+	answer := func(tasks ...string) string {
+		out := `{"route": "plan", "reason": "two steps", "plan": {"tasks": [`
+		for i, tk := range tasks {
+			if i > 0 {
+				out += ", "
+			}
+			out += tk
+		}
+		return out + `]}}`
+	}
+	tests := []struct {
+		name   string
+		answer string
+		ok     bool
+	}{
+		{"a chain", answer(task("t1", "scraper"), task("t2", "default", "t1"), task("t3", "scraper", "t1", "t2")), true},
+		{"one task", answer(task("t1", "default")), true},
+		{"a later dependency", answer(task("t1", "scraper", "t2"), task("t2", "default")), false},
+		{"itself", answer(task("t1", "scraper"), task("t2", "default", "t2")), false},
+		{"an unknown id", answer(task("t1", "scraper"), task("t2", "default", "fetch")), false},
+		{"a named id", answer(task("fetch", "scraper")), false},
+		{"out of order", answer(task("t2", "scraper")), false},
+		{"an invented worker", answer(task("t1", "crawler")), false},
+		{"six tasks", answer(task("t1", "default"), task("t2", "default"), task("t3", "default"), task("t4", "default"), task("t5", "default"), task("t6", "default")), false},
+		{"no tasks", answer(), false},
+		{"a field beyond the four", `{"route": "plan", "plan": {"tasks": [{"id": "t1", "agent": "default", "input": "x", "depends_on": [], "on_failure": "retry"}]}}`, false},
+		{"an empty input", `{"route": "plan", "plan": {"tasks": [{"id": "t1", "agent": "default", "input": "", "depends_on": []}]}}`, false},
+		{"no plan", `{"route": "plan"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v any
+			require.NoError(t, json.Unmarshal([]byte(tt.answer), &v))
+			err := sch.Validate(v)
+			if tt.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+
+	repair, err := schema.Compile(p.AnswerSchema(true))
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(`{"route": "plan", "plan": {"tasks": [{"id": "fetch", "agent": "scraper"}, {"id": "sum", "depends_on": ["fetch"]}]}}`), &v))
+	assert.NoError(t, repair.Validate(v), "a repair keeps the completed tasks' ids")
+}

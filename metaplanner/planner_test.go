@@ -511,27 +511,37 @@ func TestBriefPrompt(t *testing.T) {
 	assert.Contains(t, systems[0], `"route": "plan"`)
 }
 
-// With WithBrief, a repair's prompts stay small too.
+// With WithBrief, a repair's prompts stay small too: the failed plan is
+// written without the fields every task has by default.
 func TestBriefReplanPrompt(t *testing.T) {
 	var sizes []int
+	var briefUser string
 	c := llm.ClientFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
 		n := 0
 		for _, m := range req.Messages {
 			n += len(m.Content)
+		}
+		if sizes == nil {
+			briefUser = req.Messages[1].Content
 		}
 		sizes = append(sizes, n)
 		return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: `{"route": "plan", "plan": {"tasks": [{"id": "a", "input": "x"}, {"id": "b2", "input": "y", "depends_on": ["a"]}]}}`}}, nil
 	})
 	failed := &plan.Plan{Mission: "m", Tasks: []plan.Task{plan.NewTask("a", "x"), plan.NewTask("b", "y")}}
 	failed.Tasks[1].DependsOn = []string{"a"}
+	failed.Tasks[1].OnFailure = plan.PolicyReplan
 	f := metaplanner.Failure{Plan: failed, TaskID: "b", Class: "agent_error", Diagnosis: "boom"}
 	_, err := metaplanner.New(c, metaplanner.WithBrief()).Replan(context.Background(), "m", map[string]any{"a": "done"}, f, nil)
 	require.NoError(t, err)
 	_, err = metaplanner.New(c).Replan(context.Background(), "m", map[string]any{"a": "done"}, f, nil)
 	require.NoError(t, err)
 	require.Len(t, sizes, 2)
-	assert.Less(t, sizes[0], 2000, "a brief repair fits a 2k-token context")
+	assert.Less(t, sizes[0], 1500, "a brief repair fits a 2k-token context with room for the answer")
 	assert.Greater(t, sizes[1], 3*sizes[0])
+	assert.Contains(t, briefUser, `{"agent":"default","id":"a","input":"x"}`, "the defaults are left out")
+	assert.Contains(t, briefUser, `"depends_on":["a"]`)
+	assert.Contains(t, briefUser, `"on_failure":"replan"`, "a field set otherwise than by default is kept")
+	assert.NotContains(t, briefUser, `"max_retries"`)
 }
 
 // The planner is not asked for rubrics: each costs a judge's call, which

@@ -2,6 +2,7 @@ package metaplanner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -208,12 +209,13 @@ func (p *Planner) replanPrompt(mission string, ids []string, completed map[strin
 }
 
 // briefReplanPrompt is the user message of Replan with WithBrief: the same
-// data, the original plan on one line, few words around it.
+// data, the original plan on one line without the fields a task has by
+// default, few words around it.
 func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[string]any, f Failure, history []Trial) (string, error) {
 	var b strings.Builder
 	llm.WriteData(&b, "mission", mission, -1)
 	if f.Plan != nil {
-		src, err := f.Plan.MarshalJSON()
+		src, err := withoutDefaults(f.Plan)
 		if err != nil {
 			return "", fmt.Errorf("the failed plan: %w", err)
 		}
@@ -254,4 +256,38 @@ func (p *Planner) briefReplanPrompt(mission string, ids []string, completed map[
 	p.writeBriefRegistry(&b)
 	b.WriteString("Answer {\"route\": \"plan\", \"plan\": {...}}.\n")
 	return b.String(), nil
+}
+
+// withoutDefaults is p's canonical JSON without the task fields whose
+// values are the plan format's defaults, which a reader knows: a brief
+// prompt's plan in a third of the bytes.
+func withoutDefaults(p *plan.Plan) ([]byte, error) {
+	src, err := p.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	def, err := plan.Plan{Tasks: []plan.Task{plan.NewTask("", "")}}.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	type doc struct {
+		Mission string                       `json:"mission,omitempty"`
+		Agents  json.RawMessage              `json:"agents,omitempty"`
+		Tasks   []map[string]json.RawMessage `json:"tasks"`
+	}
+	var d, defaults doc
+	if err := json.Unmarshal(src, &d); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(def, &defaults); err != nil {
+		return nil, err
+	}
+	for _, t := range d.Tasks {
+		for k, v := range defaults.Tasks[0] {
+			if k != "id" && k != "agent" && string(t[k]) == string(v) {
+				delete(t, k)
+			}
+		}
+	}
+	return jsonv.Marshal(d)
 }

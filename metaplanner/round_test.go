@@ -174,27 +174,39 @@ func TestRoundSchema(t *testing.T) {
 }
 
 // The brief schema names only what the round can use: the agents that
-// exist, the completed tasks, and the actions that can be acted on.
+// exist, the completed tasks, new tasks numbered after the plan's, and the
+// actions that can be acted on.
 func TestBriefRoundSchema(t *testing.T) {
-	state := executor.RoundState{Round: 1, MaxRounds: 2}
-	s := newScript(text(`{"action": "failed", "reason": "nothing to do"}`), text(`{"action": "done", "deliverable": ["a"]}`))
+	s := newScript(text(`{"action": "continue", "tasks": [{"id": "t1", "agent": "scraper", "input": "https://example.com", "depends_on": []}]}`),
+		text(`{"action": "failed", "reason": "the site is down"}`),
+		text(`{"action": "done", "deliverable": ["t1"]}`))
 	mp := metaplanner.New(s.client(), metaplanner.WithBrief(), metaplanner.WithRegistry(hostRegistry(t)))
-	_, err := mp.Round(context.Background(), "m", state)
+	_, err := mp.Round(context.Background(), "m", executor.RoundState{Round: 1, MaxRounds: 2})
 	require.NoError(t, err)
-	state = executor.RoundState{Round: 3, MaxRounds: 2, Completed: map[string]any{"a": "x"},
-		Plan: &plan.Plan{Tasks: []plan.Task{plan.NewTask("a", "do a")}}, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200)}}}
+	ran := &plan.Plan{Tasks: []plan.Task{plan.NewTask("t1", "scrape")}}
+	_, err = mp.Round(context.Background(), "m", executor.RoundState{Round: 2, MaxRounds: 2, Plan: ran,
+		Failed: []executor.Failure{{TaskID: "t1", Class: "agent_error", Diagnosis: "503"}}})
+	require.NoError(t, err)
+	state := executor.RoundState{Round: 3, MaxRounds: 2, Completed: map[string]any{"t1": "x"},
+		Plan: ran, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200)}}}
 	a, err := mp.Round(context.Background(), "m", state)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a"}, a.Deliverable)
+	assert.Equal(t, []string{"t1"}, a.Deliverable)
 	reqs := s.requests()
-	first, last := string(reqs[0].Schema.Schema), string(reqs[1].Schema.Schema)
-	assert.Contains(t, first, `"enum":["continue","failed"]`, "nothing to deliver yet")
+	first, second, last := string(reqs[0].Schema.Schema), string(reqs[1].Schema.Schema), string(reqs[2].Schema.Schema)
+	assert.Contains(t, first, `"enum":["continue"]`, "the first round plans")
+	assert.Contains(t, first, `"required":["action","tasks"]`)
 	assert.Contains(t, first, `"enum":["default","scraper"]`)
+	assert.Contains(t, first, `"id":{"const":"t1"}`)
 	assert.NotContains(t, first, "deliverable")
+	assert.Contains(t, second, `"enum":["continue","failed"]`, "nothing to deliver yet")
+	assert.Contains(t, second, `"id":{"const":"t2"}`, "new tasks are numbered after the plan's")
+	assert.NotContains(t, second, `"id":{"const":"t1"}`)
 	assert.Contains(t, last, `"enum":["done","failed"]`, "the budget is spent")
-	assert.Contains(t, last, `"deliverable":{"items":{"enum":["a"]}`)
-	prompt := reqs[1].Messages[1].Content
+	assert.Contains(t, last, `"deliverable":{"items":{"enum":["t1"]}`)
+	assert.Contains(t, last, `"depends_on":{"items":{"enum":["t1"]}`, "a new task may depend on a completed one")
+	prompt := reqs[2].Messages[1].Content
 	assert.Contains(t, prompt, "Failed: b (timeout).")
 	assert.NotContains(t, prompt, "current_plan", "a brief prompt leaves the plan out")
-	assert.Less(t, len(prompt), 1500)
+	assert.Less(t, len(prompt), 1000, "the results so far share a small budget")
 }
