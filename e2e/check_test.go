@@ -131,9 +131,10 @@ func checkExecution(t *testing.T, xr *executor.Result, xerr error, obs *events, 
 
 	assert.Contains(t, []runner.Status{runner.StatusCompleted, runner.StatusFailed, runner.StatusWaiting, runner.StatusReplanRequired}, xr.Status)
 	assert.GreaterOrEqual(t, xr.ExecutionAttempts, 1)
-	assert.Len(t, xr.History, xr.ReplanCount, "one history entry per replan")
+	assert.Len(t, xr.History, xr.ReplanCount+max(0, xr.Rounds-1), "one history entry per replan, and per round after the first")
 	assert.Contains(t, []string{"", executor.HaltMaxReplans, executor.HaltMaxReplansPerTask, executor.HaltSameFailure,
-		executor.HaltConsecutiveFailures, executor.HaltBudget, executor.HaltReplanFailed, executor.HaltFlakyStreak, executor.HaltPlanGrowth}, xr.Halt)
+		executor.HaltConsecutiveFailures, executor.HaltBudget, executor.HaltReplanFailed, executor.HaltFlakyStreak, executor.HaltPlanGrowth,
+		executor.HaltMaxRounds, executor.HaltGaveUp}, xr.Halt)
 	if xr.Status == runner.StatusCompleted {
 		assert.Empty(t, xr.Halt, "a completed execution did not halt")
 		assert.NoError(t, xr.Err)

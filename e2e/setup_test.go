@@ -220,12 +220,12 @@ func newEnv(t *testing.T) *env {
 }
 
 // planner returns the meta-planner of the suite's settings.
-func (e *env) planner(reg *registry.Registry) *metaplanner.Planner {
+func (e *env) planner(reg *registry.Registry, more ...metaplanner.Option) *metaplanner.Planner {
 	opts := []metaplanner.Option{metaplanner.WithRegistry(reg)}
 	if suite.SmallContext {
 		opts = append(opts, metaplanner.WithBrief(), metaplanner.WithMaxCorrections(0))
 	}
-	return metaplanner.New(e.client, opts...)
+	return metaplanner.New(e.client, append(opts, more...)...)
 }
 
 // maxCorrections is the planner's number of self-corrections.
