@@ -132,7 +132,7 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 	}
 	retries := &transient{tasks: make(map[string]bool)}
 	e := &execution{c: c, mission: mission, parent: parent, predicates: c.predicates, retries: retries,
-		rn:        runner.New(append(slices.Clone(c.runner), runner.WithObserver(retries))...),
+		rn:        runner.New(append(slices.Clone(c.runner), runner.WithObserver(retries), runner.WithoutRetryOn(c.haltClasses()...))...),
 		res:       &Result{Result: runner.Result{RunID: cmp.Or(c.runID, runner.NewRunID(start)), Started: start, Tasks: make(map[string]*runner.TaskResult)}},
 		completed: make(map[string]any), perTask: make(map[string]int), panics: make([]error, len(c.observers))}
 	var d *plan.DAG

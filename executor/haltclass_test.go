@@ -112,3 +112,27 @@ func TestExecuteWorkerReport(t *testing.T) {
 	assert.Equal(t, "wait a minute", got[0].failure.Suggestion)
 	assert.Contains(t, got[0].failure.Diagnosis, "429 from the API")
 }
+
+// A failure of a class that halts is not retried first: the retry would
+// give an agent led by planted text another go.
+func TestHaltClassNotRetried(t *testing.T) {
+	refused := fail(fmt.Errorf("llm agent: %w: rm", agent.ErrToolRefused))
+	retried := `{"tasks": [{"id": "x", "input": "X", "on_failure": "retry", "max_retries": 2}]}`
+	for _, tt := range []struct {
+		name  string
+		opts  []executor.Option
+		calls int
+	}{
+		{name: "halting by default", calls: 1},
+		{name: "not halting", opts: []executor.Option{executor.WithoutHaltOn(runner.ClassToolRefused)}, calls: 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorkers().set("x", refused)
+			opts := append([]executor.Option{executor.WithRunner(runner.WithBackoff(runner.Backoff{}))}, tt.opts...)
+			res, err := executor.Execute(context.Background(), mustPlan(t, retried), mission, w.options(opts...)...)
+			require.NoError(t, err)
+			assert.Equal(t, runner.StatusFailed, res.Status)
+			assert.Equal(t, tt.calls, w.counts()["x"])
+		})
+	}
+}

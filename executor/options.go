@@ -217,7 +217,9 @@ func DefaultHaltClasses() []runner.Class {
 // ([runner.Class.Valid]). A failure of the budget class always halts,
 // with [HaltBudget]. Options apply in order: a later [WithoutHaltOn] of
 // the same class wins. Without a replanner nothing is replanned, and a
-// failed run ends as it is, halted by no class.
+// failed run ends as it is, halted by no class. Either way a task that
+// fails with such a class is not retried ([runner.WithoutRetryOn]): the
+// retry would repeat what the halt is there to stop.
 func WithHaltOn(classes ...runner.Class) Option {
 	return func(c *config) {
 		for _, class := range classes {
@@ -239,6 +241,13 @@ func WithoutHaltOn(classes ...runner.Class) Option {
 
 // halts reports whether a failure of class halts the execution.
 func (c *config) halts(class runner.Class) bool { return c.haltOn[class] }
+
+// haltClasses are the classes that halt the execution, sorted. The runs
+// do not retry their failures: a retry would repeat what the halt is there
+// to stop, such as an agent led by planted text getting another go.
+func (c *config) haltClasses() []runner.Class {
+	return slices.Sorted(maps.Keys(c.haltOn))
+}
 
 // WithMaxFlakyStreak halts with [HaltFlakyStreak] a failed run after n
 // or more tasks in a row, in the order they finished over the runs of the

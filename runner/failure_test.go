@@ -367,3 +367,33 @@ func TestMissingProgramNotRetried(t *testing.T) {
 	res = run(t, planOf(task("b", "x", onFailure(plan.PolicyRetry), retries(2))), rec)
 	assert.Equal(t, 3, res.Tasks["b"].Attempts)
 }
+
+// A failure of a class WithoutRetryOn names is final: the task fails at its
+// first attempt, whatever its retries; other classes are retried.
+func TestWithoutRetryOn(t *testing.T) {
+	noLeaks(t)
+	refused := fmt.Errorf("llm agent: %w: rm", agent.ErrToolRefused)
+	tests := []struct {
+		name     string
+		err      error
+		opts     []runner.Option
+		attempts int
+	}{
+		{"retried by default", refused, nil, 3},
+		{"named: not retried", refused, []runner.Option{runner.WithoutRetryOn(runner.ClassToolRefused)}, 1},
+		{"another class: retried", errors.New("flaky"), []runner.Option{runner.WithoutRetryOn(runner.ClassToolRefused)}, 3},
+		{"a reported class", &agent.FailureReport{Class: "sandbox_violation", Message: "wrote outside"},
+			[]runner.Option{runner.WithoutRetryOn("sandbox_violation")}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, tt.err })
+			opts := append([]runner.Option{runner.WithAgent("w", a), runner.WithBackoff(runner.Backoff{})}, tt.opts...)
+			p := planOf(task("a", "x", agentName("w"), onFailure(plan.PolicyRetry), retries(2)))
+			res, err := runner.New(opts...).RunPlan(context.Background(), p)
+			require.NoError(t, err)
+			assert.Equal(t, runner.TaskFailed, res.Tasks["a"].Status)
+			assert.Equal(t, tt.attempts, res.Tasks["a"].Attempts)
+		})
+	}
+}

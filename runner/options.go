@@ -107,6 +107,23 @@ func WithBackoff(b Backoff) Option {
 	return func(rn *Runner) { rn.backoff = b }
 }
 
+// WithoutRetryOn makes a failure of each class final: a task that fails
+// with one is not retried, whatever its policy and retries, and fails for
+// good at once. For failures a retry would only repeat, or must not: a
+// precondition that does not hold for the input, an agent that called
+// tools it may not use because its data told it to. The executor passes
+// the classes that halt it ([github.com/dagent-dev/dagent/executor.WithHaltOn]).
+func WithoutRetryOn(classes ...Class) Option {
+	return func(rn *Runner) {
+		if rn.noRetry == nil {
+			rn.noRetry = make(map[Class]bool)
+		}
+		for _, c := range classes {
+			rn.noRetry[c] = true
+		}
+	}
+}
+
 // WithObserver adds an observer of the run's events. Observers are called
 // on their own goroutines, each with every event in order.
 func WithObserver(o Observer) Option {

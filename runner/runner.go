@@ -37,6 +37,7 @@ type Runner struct {
 	observers   []Observer
 	journal     Journal
 	rubricJudge Judge
+	noRetry     map[Class]bool
 }
 
 // New returns a runner configured by opts.

@@ -203,7 +203,8 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 		}
 		// A program that cannot be started stays so: a retry would only
 		// fail again after its backoff.
-		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || j.last.final || errors.Is(j.last.err, agent.ErrCannotStart) {
+		if j.last.policy != plan.PolicyRetry || attempt > t.MaxRetries || r.stopping() || j.last.final || errors.Is(j.last.err, agent.ErrCannotStart) ||
+			len(r.noRetry) > 0 && r.noRetry[Classify(j.last.err)] {
 			return r.fail(*o, j.last, t), true
 		}
 		switch r.wait(ctx, r.backoff.Delay(attempt)) {
