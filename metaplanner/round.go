@@ -38,7 +38,8 @@ const (
 // [Planner.Round] asks for: an object with an action ("continue", "done"
 // or "failed") and, by action, the new tasks (and agents) of the next
 // round, the ids of the completed tasks that form the deliverable, or the
-// reason.
+// reason. A planner with a registry holds it to the catalog, and one with
+// [WithBrief] narrows it further, for each round.
 func RoundSchema() []byte { return append([]byte(nil), roundSchema()...) }
 
 var roundSchema = sync.OnceValue(func() json.RawMessage {
@@ -82,6 +83,50 @@ var roundSchema = sync.OnceValue(func() json.RawMessage {
 	}
 	return json.RawMessage(out)
 })
+
+// catalogRoundSchema is [RoundSchema] held to p's registry, as the answer
+// schema of a plan is ([Planner.AnswerSchema]): a round that defines no
+// agents may give its new tasks only "default", the registry's workers and
+// the agents earlier rounds defined; the agents a round defines may name
+// only the registry's tools.
+func (p *Planner) catalogRoundSchema(state executor.RoundState) json.RawMessage {
+	var s map[string]any
+	if err := json.Unmarshal(roundSchema(), &s); err != nil {
+		panic("metaplanner: the round schema is not JSON: " + err.Error())
+	}
+	props := s["properties"].(map[string]any)
+	names := p.registry.Names()
+	if state.Plan != nil {
+		names = append(names, slices.Sorted(maps.Keys(state.Plan.Agents))...)
+	}
+	held := holdToCatalog(map[string]any{"properties": map[string]any{"agents": props["agents"], "tasks": props["tasks"]}},
+		s["$defs"].(map[string]any), names, p.registry.ToolNames())
+	var shapes []any
+	for _, h := range held["oneOf"].([]any) {
+		shape := h.(map[string]any)
+		sp := shape["properties"].(map[string]any)
+		required := []string{"action"}
+		if _, own := sp["agents"]; own {
+			required = []string{"action", "agents", "tasks"}
+		}
+		for k, v := range props {
+			if k != "agents" && k != "tasks" {
+				sp[k] = v
+			}
+		}
+		shapes = append(shapes, map[string]any{"description": shape["description"], "type": "object",
+			"additionalProperties": false, "required": required, "properties": sp})
+	}
+	for _, k := range []string{"type", "additionalProperties", "required", "properties"} {
+		delete(s, k)
+	}
+	s["oneOf"] = shapes
+	out, err := jsonv.Marshal(s)
+	if err != nil {
+		panic("metaplanner: the catalog round schema: " + err.Error())
+	}
+	return out
+}
 
 // briefRoundSchema is the round answer's schema with [WithBrief]: for the
 // small models that option serves, cut to what a round needs and narrowed
@@ -208,8 +253,11 @@ func (p *Planner) Round(ctx context.Context, mission string, state executor.Roun
 		{Role: llm.RoleUser, Content: prompt},
 	}
 	schema := &llm.Schema{Name: RoundSchemaName, Schema: RoundSchema()}
-	if p.brief {
+	switch {
+	case p.brief:
 		schema.Schema = p.briefRoundSchema(state)
+	case p.registry != nil:
+		schema.Schema = p.catalogRoundSchema(state)
 	}
 	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, schema,
 		func(ctx context.Context, content string, _ int) answer {

@@ -2,6 +2,7 @@ package metaplanner_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/schema"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -209,4 +211,40 @@ func TestBriefRoundSchema(t *testing.T) {
 	assert.Contains(t, prompt, "Failed: b (timeout).")
 	assert.NotContains(t, prompt, "current_plan", "a brief prompt leaves the plan out")
 	assert.Less(t, len(prompt), 1000, "the results so far share a small budget")
+}
+
+// With a registry, the round schema is held to the catalog as a plan's is:
+// a round's new tasks name "default", the registry's workers or agents
+// earlier rounds defined; the agents it defines name the registry's tools.
+func TestCatalogRoundSchema(t *testing.T) {
+	s := newScript(text(`{"action": "done", "deliverable": ["a"]}`))
+	mp := metaplanner.New(s.client(), metaplanner.WithRegistry(hostRegistry(t)))
+	earlier := &plan.Plan{Agents: map[string]plan.Agent{"writer": {Prompt: "You write."}}, Tasks: []plan.Task{plan.NewTask("a", "scrape")}}
+	_, err := mp.Round(context.Background(), "m", executor.RoundState{Round: 2, MaxRounds: 3, Plan: earlier, Completed: map[string]any{"a": "x"}})
+	require.NoError(t, err)
+	sch, err := schema.Compile(s.requests()[0].Schema.Schema)
+	require.NoError(t, err, "the schema sent compiles")
+	for _, tt := range []struct {
+		name, answer string
+		ok           bool
+	}{
+		{"a worker", `{"action": "continue", "tasks": [{"id": "b", "agent": "scraper", "depends_on": ["a"]}]}`, true},
+		{"an earlier round's agent", `{"action": "continue", "tasks": [{"id": "b", "agent": "writer"}]}`, true},
+		{"an invented worker", `{"action": "continue", "tasks": [{"id": "b", "agent": "crawler"}]}`, false},
+		{"a new agent with a registry tool", `{"action": "continue", "agents": {"s": {"prompt": "p", "tools": ["web_search"]}}, "tasks": [{"id": "b", "agent": "s"}]}`, true},
+		{"a new agent with an invented tool", `{"action": "continue", "agents": {"s": {"prompt": "p", "tools": ["rm_rf"]}}, "tasks": [{"id": "b", "agent": "s"}]}`, false},
+		{"done", `{"action": "done", "deliverable": ["a"], "reason": "a answers it"}`, true},
+		{"failed", `{"action": "failed", "reason": "no source"}`, true},
+		{"an unknown action", `{"action": "pause"}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var v any
+			require.NoError(t, json.Unmarshal([]byte(tt.answer), &v))
+			if err := sch.Validate(v); tt.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
 }
