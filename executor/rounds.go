@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -365,6 +366,10 @@ func roundOutcome(rr *runner.Result, p *plan.Plan) (failed []Failure, pending []
 			f := Failure{TaskID: t.ID, Class: string(tr.Class), Diagnosis: tr.Diagnosis, Output: tr.Output}
 			if f.Diagnosis == "" && tr.Err != nil {
 				f.Diagnosis = tr.Err.Error()
+			}
+			var report *agent.FailureReport
+			if errors.As(tr.Err, &report) {
+				f.Suggestion = report.Suggestion
 			}
 			failed = append(failed, f)
 		case tr.Status == runner.TaskSkipped:

@@ -208,3 +208,17 @@ func TestRoundsHaltOnClass(t *testing.T) {
 		})
 	}
 }
+
+// The round planner sees a worker's structured failure: its class and its
+// suggestion.
+func TestRoundsSeeSuggestion(t *testing.T) {
+	w := newWorkers().set("x", fail(&agent.FailureReport{Class: "rate_limited", Message: "429", Suggestion: "wait a minute"}))
+	rp := &rounds{answers: []*executor.RoundAnswer{cont(task("x")), {Action: executor.RoundFailed, Reason: "rate limited"}}}
+	_, err := executor.ExecuteRounds(context.Background(), "the mission", w.options(executor.WithRounds(0, rp))...)
+	require.NoError(t, err)
+	require.Len(t, rp.states, 2)
+	require.Len(t, rp.states[1].Failed, 1)
+	f := rp.states[1].Failed[0]
+	assert.Equal(t, "rate_limited", f.Class)
+	assert.Equal(t, "wait a minute", f.Suggestion)
+}

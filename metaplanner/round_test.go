@@ -190,7 +190,7 @@ func TestBriefRoundSchema(t *testing.T) {
 		Failed: []executor.Failure{{TaskID: "t1", Class: "agent_error", Diagnosis: "503"}}})
 	require.NoError(t, err)
 	state := executor.RoundState{Round: 3, MaxRounds: 2, Completed: map[string]any{"t1": "x"},
-		Plan: ran, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200)}}}
+		Plan: ran, Failed: []executor.Failure{{TaskID: "b", Class: "timeout", Diagnosis: strings.Repeat("slow ", 200), Suggestion: "raise the timeout"}}}
 	a, err := mp.Round(context.Background(), "m", state)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"t1"}, a.Deliverable)
@@ -209,6 +209,7 @@ func TestBriefRoundSchema(t *testing.T) {
 	assert.Contains(t, last, `"depends_on":{"items":{"enum":["t1"]}`, "a new task may depend on a completed one")
 	prompt := reqs[2].Messages[1].Content
 	assert.Contains(t, prompt, "Failed: b (timeout).")
+	assert.Contains(t, prompt, "<data source=\"suggestion.b\">\nraise the timeout\n</data>", "the worker's suggestion, as data")
 	assert.NotContains(t, prompt, "current_plan", "a brief prompt leaves the plan out")
 	assert.Less(t, len(prompt), 1000, "the results so far share a small budget")
 }
