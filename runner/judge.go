@@ -79,17 +79,5 @@ func (r *run) rubric(j *job, attempt int, output any) (failure, bool) {
 		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())
 		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output, final: true}, false
 	}
-	if r.bus != nil {
-		e := r.event(EventTaskVerified, i, attempt, nil, v.Reason)
-		e.Passed = v.Pass
-		r.bus.emit(e)
-	}
-	if v.Pass {
-		return failure{}, true
-	}
-	diag := v.Reason
-	if diag == "" {
-		diag = "the output does not meet the rubric: " + t.Rubric
-	}
-	return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrRubric, diag), diagnosis: diag, output: output, verdict: true}, false
+	return r.verdict(j, attempt, output, v.Pass, v.Reason, ErrRubric, "the output does not meet the rubric: ", t.Rubric)
 }

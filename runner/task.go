@@ -284,19 +284,26 @@ func (r *run) judge(j *job, attempt int, output any) (failure, bool) {
 		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())
 		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output}, false
 	}
+	return r.verdict(j, attempt, output, v.Passed, v.Diagnosis, ErrVerification, "the output does not satisfy ", t.Verification)
+}
+
+// verdict emits the verified event of a check of task j's output that
+// reached a verdict, and says what it means: the output passed, or it
+// failed the verification with reason (else why and what, when the check
+// gave none) under sentinel.
+func (r *run) verdict(j *job, attempt int, output any, passed bool, reason string, sentinel error, why, what string) (failure, bool) {
 	if r.bus != nil {
-		e := r.event(EventTaskVerified, i, attempt, nil, v.Diagnosis)
-		e.Passed = v.Passed
+		e := r.event(EventTaskVerified, j.i, attempt, nil, reason)
+		e.Passed = passed
 		r.bus.emit(e)
 	}
-	if v.Passed {
+	if passed {
 		return failure{}, true
 	}
-	diag := v.Diagnosis
-	if diag == "" {
-		diag = "the output does not satisfy " + t.Verification
+	if reason == "" {
+		reason = why + what
 	}
-	return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrVerification, diag), diagnosis: diag, output: output, verdict: true}, false
+	return failure{policy: r.p.Tasks[j.i].OnVerificationFailure, err: fmt.Errorf("%w: %s", sentinel, reason), diagnosis: reason, output: output, verdict: true}, false
 }
 
 // judgeRubric has the runner's judge check the output of a task with a
