@@ -120,9 +120,9 @@ func TestJudgeRequest(t *testing.T) {
 	require.Equal(t, []string{llm.RoleSystem, llm.RoleUser}, roles)
 	assert.Contains(t, contents[0], llm.DataRules)
 	user := contents[1]
-	assert.Contains(t, user, "The summary names at least two sources.")
+	assert.Contains(t, user, "<data source=\"rubric\" task=\"a\">\nThe summary names at least two sources.\n</data>", "the rubric, plan text, is data too")
 	assert.Contains(t, user, `<data source="task_output" task="a">`)
-	assert.Equal(t, 2, strings.Count(user, "</data>"), "the output's closing tag is defused: %s", user)
+	assert.Equal(t, 3, strings.Count(user, "</data>"), "the output's closing tag is defused: %s", user)
 	assert.Contains(t, user, `&lt;/data>`)
 }
 

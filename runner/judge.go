@@ -66,14 +66,27 @@ func WithJudge(j Judge) Option {
 }
 
 // rubric asks the runner's judge about the output of task i's attempt,
-// adding its cost to the task's usage.
+// adding its cost to the task's usage. The judgement is bounded by the
+// task's timeout, as its attempt is, and ends with the run: a judge is a
+// network call that may stall.
 func (r *run) rubric(j *job, attempt int, output any) (failure, bool) {
 	i := j.i
 	t := &r.p.Tasks[i]
-	v, err := r.rubricJudge.Judge(context.WithoutCancel(r.ctx), JudgeRequest{
+	ctx := r.ctx
+	if b := r.state[i].bind; b != nil && b.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
+	v, err := r.rubricJudge.Judge(ctx, JudgeRequest{
 		RunID: r.id, TaskID: t.ID, Attempt: attempt, Input: j.input, Rubric: t.Rubric, Output: output,
 	})
 	j.o.usage = j.o.usage.Add(v.Usage)
+	if err != nil && r.ctx.Err() != nil {
+		// The run's cancellation ended the judgement: the task ends as
+		// the attempt of a cancelled run does, with no verdict.
+		return failure{err: fmt.Errorf("cancelled: %w", context.Cause(r.ctx)), cancelled: true}, false
+	}
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrJudge, err)
 		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())

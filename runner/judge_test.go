@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,4 +126,51 @@ func TestJudgeSkipsReview(t *testing.T) {
 		runner.WithReviews(map[string]runner.Decision{"r": {Approved: true, Output: "fine"}}))
 	assert.Equal(t, runner.TaskDone, res.Tasks["r"].Status)
 	assert.Empty(t, j.asked)
+}
+
+// stalledJudge never answers: it waits for its context to end.
+type stalledJudge struct{}
+
+func (stalledJudge) Judge(ctx context.Context, _ runner.JudgeRequest) (runner.Verdict, error) {
+	<-ctx.Done()
+	return runner.Verdict{}, ctx.Err()
+}
+
+// A judge that stalls is bounded by the task's timeout, and by the run's
+// cancellation, as the attempt is: the run never hangs on it.
+func TestJudgeStalls(t *testing.T) {
+	noLeaks(t)
+	p := planOf(task("a", "in", rubric("r")))
+	within := func(t *testing.T, ctx context.Context, rn *runner.Runner) *runner.Result {
+		t.Helper()
+		done := make(chan *runner.Result, 1)
+		go func() {
+			res, _ := rn.RunPlan(ctx, p)
+			done <- res
+		}()
+		select {
+		case res := <-done:
+			require.NotNil(t, res)
+			return res
+		case <-time.After(5 * time.Second):
+			t.Fatal("the run hangs on a judge that stalls")
+			return nil
+		}
+	}
+	t.Run("task timeout", func(t *testing.T) {
+		rn := runner.New(runner.WithAgent("w", newRecorder().on("a", output("out"))), runner.WithJudge(stalledJudge{}),
+			runner.WithTaskTimeout(50*time.Millisecond))
+		res := within(t, context.Background(), rn)
+		assert.Equal(t, runner.TaskFailed, res.Tasks["a"].Status)
+		assert.ErrorIs(t, res.Tasks["a"].Err, runner.ErrJudge)
+		assert.ErrorIs(t, res.Tasks["a"].Err, context.DeadlineExceeded)
+	})
+	t.Run("run cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		rn := runner.New(runner.WithAgent("w", newRecorder().on("a", output("out"))), runner.WithJudge(stalledJudge{}))
+		res := within(t, ctx, rn)
+		assert.NotEqual(t, runner.TaskDone, res.Tasks["a"].Status)
+		assert.ErrorContains(t, res.Tasks["a"].Err, "cancelled")
+	})
 }

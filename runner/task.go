@@ -73,6 +73,7 @@ type failure struct {
 	output    any // the output that failed verification, if any
 	verdict   bool
 	final     bool // no retry: the judge reached no verdict
+	cancelled bool // the run's cancellation ended the check
 }
 
 // reply is what one attempt of an agent returned.
@@ -195,6 +196,10 @@ func (r *run) attempts(j *job, n int, got *reply) (outcome, bool) {
 		} else if f, ok := r.judge(j, attempt, x.output); !ok {
 			j.last = f
 		} else if f, ok := r.judgeRubric(j, attempt, x.output); !ok {
+			if f.cancelled {
+				o.status, o.err, o.diagnosis = TaskFailed, f.err, ""
+				return *o, true
+			}
 			j.last = f
 		} else {
 			// A task that passes has nothing left to diagnose.
