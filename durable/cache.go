@@ -41,7 +41,7 @@ const (
 // cacheFormat is the version of what the cache keys and holds: the
 // canonical plan format and the key's recipe. Changing either changes it,
 // so that no plan of another format is ever found.
-const cacheFormat = 1
+const cacheFormat = 2
 
 // WithPlanCache makes a journaled run that starts from a mission use the
 // journal's plan cache ([store.Store.CachedPlan]) as m says. A plan is
@@ -64,11 +64,13 @@ func WithMemory(runs int) Option {
 	return func(c *config) { c.memory = max(0, runs) }
 }
 
-// NormalizeMission is the mission as the plan cache keys it: its words,
-// in lower case, one space apart, so that missions that differ only in
-// case and spacing share a plan.
+// NormalizeMission is the mission as the plan cache keys it: its words
+// one space apart, so that missions that differ only in spacing share a
+// plan. Case is kept: "copy README.md" and "copy readme.md" may name
+// different files, and a plan carries the mission's words into its
+// inputs.
 func NormalizeMission(mission string) string {
-	return strings.Join(strings.Fields(strings.ToLower(mission)), " ")
+	return strings.Join(strings.Fields(mission), " ")
 }
 
 // cacheKey is the key of the launch's mission in the plan cache; "" when
@@ -80,6 +82,8 @@ func (l *launch) cacheKey() string {
 	h := sha256.New()
 	h.Write([]byte("dagent plan cache " + strconv.Itoa(cacheFormat) + "\x00"))
 	h.Write([]byte(l.spec.CatalogDigest + "\x00"))
+	// Another model, or the brief prompts and schema, write other plans.
+	h.Write([]byte(l.spec.LLM.Model + "\x00" + strconv.FormatBool(l.spec.LLM.Brief) + "\x00"))
 	for _, name := range slices.Sorted(maps.Keys(l.c.agents)) {
 		h.Write([]byte(name + "\x00"))
 	}

@@ -20,7 +20,7 @@ func ExampleWithPlanCache() {
 		return llm.Response{Message: llm.Message{Role: llm.RoleAssistant,
 			Content: `{"route": "plan", "plan": {"tasks": [{"id": "shout", "agent": "upper", "input": "hello"}]}}`}}, nil
 	})
-	for _, mission := range []string{"Shout hello", "shout   HELLO"} {
+	for _, mission := range []string{"Shout hello", " Shout   hello"} {
 		out, err := durable.Start(context.Background(), s, durable.Spec{Mission: mission},
 			durable.WithAgent("upper", upper), durable.WithLLM(func(string, bool) (llm.Client, error) { return model, nil }),
 			durable.WithPlanCache(durable.CacheReuse))
@@ -34,7 +34,7 @@ func ExampleWithPlanCache() {
 	// Output:
 	// completed HELLO after 1 planning request(s)
 	// completed HELLO after 1 planning request(s)
-	// shout hello
+	// Shout HELLO
 }
 
 // With memory, the planner of a mission is shown how the agents and tools

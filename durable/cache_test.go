@@ -54,6 +54,7 @@ func TestPlanCache(t *testing.T) {
 		require.NoError(t, reg.Register("wc", registry.Worker{Agent: w.agent(), Outputs: []string{"words", "task"}}))
 		return reg, digest, nil
 	})
+	var brief bool
 	start := func(mission string, mode durable.PlanCache, opts ...durable.Option) (*durable.Outcome, []runner.Event) {
 		t.Helper()
 		var events []runner.Event
@@ -62,7 +63,7 @@ func TestPlanCache(t *testing.T) {
 				events = append(events, e)
 			}
 		})
-		spec := durable.Spec{Mission: mission, Catalog: "words.yaml", Replan: durable.ReplanDefaults()}
+		spec := durable.Spec{Mission: mission, Catalog: "words.yaml", Replan: durable.ReplanDefaults(), LLM: durable.LLMSpec{Brief: brief}}
 		out, err := durable.Start(context.Background(), s, spec, append([]durable.Option{catalog,
 			durable.WithLLM(func(string, bool) (llm.Client, error) { return m, nil }), durable.WithPlanCache(mode), durable.WithObserver(o)}, opts...)...)
 		require.NoError(t, err)
@@ -73,7 +74,7 @@ func TestPlanCache(t *testing.T) {
 	start("Count two words", durable.CacheReuse)
 	assert.Equal(t, 1, m.calls(), "the first run plans")
 
-	out, events := start("  count   TWO words ", durable.CacheReuse)
+	out, events := start("  Count   two words ", durable.CacheReuse)
 	assert.Equal(t, 1, m.calls(), "the same mission, normalised, reuses the plan")
 	require.Len(t, events, 1)
 	assert.Equal(t, durable.EventPlanCached, events[0].Kind)
@@ -92,18 +93,24 @@ func TestPlanCache(t *testing.T) {
 
 	start("Count three words", durable.CacheReuse)
 	assert.Equal(t, 3, m.calls(), "another mission plans")
+	start("count TWO words", durable.CacheReuse)
+	assert.Equal(t, 4, m.calls(), "case is kept: another mission plans")
+	brief = true
+	start("Count three words", durable.CacheReuse)
+	assert.Equal(t, 5, m.calls(), "brief prompts write other plans: the cached plan is not theirs")
+	brief = false
 
 	start("Count two words", durable.CacheOff)
-	assert.Equal(t, 4, m.calls(), "without the cache, every run plans")
+	assert.Equal(t, 6, m.calls(), "without the cache, every run plans")
 
 	digest = "sha256:two"
 	start("Count two words", durable.CacheReuse)
-	assert.Equal(t, 5, m.calls(), "the catalog changed: the cached plan is not for it")
+	assert.Equal(t, 7, m.calls(), "the catalog changed: the cached plan is not for it")
 	start("Count two words", durable.CacheReuse)
-	assert.Equal(t, 5, m.calls(), "the plan of the new catalog is cached")
+	assert.Equal(t, 7, m.calls(), "the plan of the new catalog is cached")
 
 	start("Count two words", durable.CacheReuse, durable.WithAgent("extra", w.agent()))
-	assert.Equal(t, 6, m.calls(), "another Go worker is another catalog")
+	assert.Equal(t, 8, m.calls(), "another Go worker is another catalog")
 }
 
 // A plan is cached only once a run of it completed; a cached plan meets

@@ -351,7 +351,7 @@ func TestRunMissionCache(t *testing.T) {
 	assert.Equal(t, 1, calls)
 	assert.Regexp(t, `^planned 1 task in 1 attempt\n`, stderr)
 
-	calls, stderr = run("  count the   WORDS")
+	calls, stderr = run("  Count the   words")
 	assert.Equal(t, 1, calls, "the second run makes no LLM call")
 	assert.Regexp(t, `^reused the cached plan of 1 task \(--no-cache plans again\)\n`, stderr)
 
