@@ -251,6 +251,11 @@ func (e *execution) loop(ctx context.Context, d *plan.DAG) error {
 			return err
 		}
 		f := e.failure(rr, p)
+		if hf, ok := e.haltingFailure(rr, p); ok && !e.c.halts(runner.Class(f.Class)) {
+			// Another task failed in a way that halts: the planner must
+			// not see the run, whatever failure ended it.
+			f = hf
+		}
 		if halt := e.halt(f); halt != "" {
 			e.stop(halt, f, rr.Err)
 			return nil
@@ -399,6 +404,19 @@ func (e *execution) repairable(rr *runner.Result) bool {
 		return errors.As(rr.Err, &te)
 	}
 	return false
+}
+
+// haltingFailure is the first task of p, in plan order, that failed in
+// rr with a class that halts.
+func (e *execution) haltingFailure(rr *runner.Result, p *plan.Plan) (Failure, bool) {
+	for i := range p.Tasks {
+		if tr := rr.Tasks[p.Tasks[i].ID]; failedTask(tr) && e.c.halts(tr.Class) {
+			f := taskFailure(tr)
+			f.Plan = p
+			return f, true
+		}
+	}
+	return Failure{}, false
 }
 
 // failure describes the failure that ended the run, for the planner.

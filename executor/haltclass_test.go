@@ -136,3 +136,20 @@ func TestHaltClassNotRetried(t *testing.T) {
 		})
 	}
 }
+
+// A failure of a class that halts halts the execution also when another
+// task's failure is the one that ended the run: the planner never sees a
+// run in which an agent's tool calls were refused.
+func TestHaltClassOfAnyFailedTask(t *testing.T) {
+	two := `{"tasks": [{"id": "x", "input": "X", "on_failure": "replan"}, {"id": "y", "input": "Y", "critical": false, "on_failure": "skip"}]}`
+	w := newWorkers().set("x", fail(errBoom)).set("y", fail(fmt.Errorf("llm agent: %w: rm", agent.ErrToolRefused)))
+	rp := newReplanner(reply{plan: mustPlan(t, onlyY)})
+	res, err := executor.Execute(context.Background(), mustPlan(t, two), mission, w.options(executor.WithReplanner(rp))...)
+	require.NoError(t, err)
+	assert.Equal(t, executor.HaltToolRefused, res.Halt)
+	assert.Empty(t, rp.received(), "the replanner is never asked")
+	var he *executor.HaltError
+	require.ErrorAs(t, res.Err, &he)
+	assert.Equal(t, "y", he.Failure.TaskID)
+	assert.Equal(t, 1, w.counts()["y"], "y never runs again")
+}

@@ -223,9 +223,11 @@ func (e *execution) roundLoop(ctx context.Context, d *plan.DAG) error {
 			return err
 		}
 	} else if !e.c.resumed {
+		// The plan given is the first round.
 		if err := e.commit(ctx, d.Plan(), nil); err != nil {
 			return nil
 		}
+		e.res.Rounds = 1
 	}
 	for {
 		p := d.Plan()
@@ -264,14 +266,6 @@ func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG
 			last = state.Failed[0]
 		}
 		last.Plan = e.res.Plan
-		if e.overBudget() {
-			e.stop(HaltBudget, last, nil)
-			return nil, nil
-		}
-		if e.streak >= e.c.maxConsecutiveFailures {
-			e.stop(HaltConsecutiveFailures, last, nil)
-			return nil, nil
-		}
 		// A failure that halts is never shown to the planner: the round
 		// planner reads the same outputs a repair prompt would.
 		for _, f := range state.Failed {
@@ -280,6 +274,14 @@ func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG
 				e.stop(f.Class, f, nil)
 				return nil, nil
 			}
+		}
+		if e.overBudget() {
+			e.stop(HaltBudget, last, nil)
+			return nil, nil
+		}
+		if e.streak >= e.c.maxConsecutiveFailures {
+			e.stop(HaltConsecutiveFailures, last, nil)
+			return nil, nil
 		}
 		if len(state.Failed) > 0 && e.c.maxFlakyStreak > 0 && e.flaky >= e.c.maxFlakyStreak {
 			e.stop(HaltFlakyStreak, last, nil)
@@ -356,22 +358,32 @@ func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG
 
 // roundOutcome lists the failed and the pending tasks of a round's run, in
 // p's order.
+// failedTask reports whether tr failed: failed, or skipped after it ran.
+func failedTask(tr *runner.TaskResult) bool {
+	return tr != nil && (tr.Status == runner.TaskFailed || tr.Status == runner.TaskSkipped && tr.Attempts > 0)
+}
+
+// taskFailure is the failure of the task of tr, for the planner.
+func taskFailure(tr *runner.TaskResult) Failure {
+	f := Failure{TaskID: tr.ID, Class: string(tr.Class), Diagnosis: tr.Diagnosis, Output: tr.Output}
+	if f.Diagnosis == "" && tr.Err != nil {
+		f.Diagnosis = tr.Err.Error()
+	}
+	var report *agent.FailureReport
+	if errors.As(tr.Err, &report) {
+		f.Suggestion = report.Suggestion
+	}
+	return f
+}
+
 func roundOutcome(rr *runner.Result, p *plan.Plan) (failed []Failure, pending []string) {
 	for _, t := range p.Tasks {
 		tr := rr.Tasks[t.ID]
 		switch {
 		case tr == nil || tr.Status == runner.TaskPending || tr.Status == runner.TaskRunning || tr.Status == runner.TaskWaiting:
 			pending = append(pending, t.ID)
-		case tr.Status == runner.TaskFailed || tr.Status == runner.TaskSkipped && tr.Attempts > 0:
-			f := Failure{TaskID: t.ID, Class: string(tr.Class), Diagnosis: tr.Diagnosis, Output: tr.Output}
-			if f.Diagnosis == "" && tr.Err != nil {
-				f.Diagnosis = tr.Err.Error()
-			}
-			var report *agent.FailureReport
-			if errors.As(tr.Err, &report) {
-				f.Suggestion = report.Suggestion
-			}
-			failed = append(failed, f)
+		case failedTask(tr):
+			failed = append(failed, taskFailure(tr))
 		case tr.Status == runner.TaskSkipped:
 			pending = append(pending, t.ID)
 		}

@@ -222,3 +222,20 @@ func TestRoundsSeeSuggestion(t *testing.T) {
 	assert.Equal(t, "rate_limited", f.Class)
 	assert.Equal(t, "wait a minute", f.Suggestion)
 }
+
+// A plan given to an execution in rounds is its first round: it counts
+// against the budget, and the planner is asked about round 2 after it.
+func TestRoundsFromAPlan(t *testing.T) {
+	w := newWorkers()
+	p := executor.NextRound(nil, nil, []plan.Task{task("a")}, nil)
+	rp := &rounds{answers: []*executor.RoundAnswer{cont(task("b", "a")), {Action: executor.RoundDone, Deliverable: []string{"b"}}}}
+	j := &commits{}
+	res, err := executor.Execute(context.Background(), p, "m", w.options(executor.WithRounds(1, rp), executor.WithJournal(j))...)
+	require.NoError(t, err)
+	assert.Equal(t, executor.HaltMaxRounds, res.Halt, "one round in all: the plan given")
+	assert.Equal(t, map[string]int{"a": 1}, w.counts(), "b, a second round, never runs")
+	require.NotEmpty(t, rp.states)
+	assert.Equal(t, 2, rp.states[0].Round)
+	assert.Equal(t, 1, res.Rounds)
+	require.Len(t, j.cs, 1)
+}
