@@ -155,14 +155,7 @@ func buildSchema(l leash) json.RawMessage {
 	// The plan's definitions move to the envelope's root, where the plan's
 	// "#/$defs/..." references find them.
 	defs := ps["$defs"].(map[string]any)
-	if props, ok := defs["Task"].(map[string]any)["properties"].(map[string]any); ok {
-		// A priority orders tasks under the host's concurrency and its
-		// workers' caps, which the planner does not see, and a rubric
-		// costs a judge's call on every run of its task: both are the
-		// host's to set, not the planner's.
-		delete(props, "priority")
-		delete(props, "rubric")
-	}
+	withoutHostFields(defs)
 	delete(ps, "$defs")
 	delete(ps, "$schema")
 	delete(ps, "$id")
@@ -236,6 +229,18 @@ func buildSchema(l leash) json.RawMessage {
 		panic("metaplanner: the answer schema: " + err.Error())
 	}
 	return json.RawMessage(out)
+}
+
+// withoutHostFields removes from the plan schema's definitions defs the
+// task fields that are the host's to set, not the planner's: a priority
+// orders tasks under the host's concurrency and its workers' caps, which
+// the planner does not see, and a rubric costs a judge's call on every run
+// of its task.
+func withoutHostFields(defs map[string]any) {
+	if props, ok := defs["Task"].(map[string]any)["properties"].(map[string]any); ok {
+		delete(props, "priority")
+		delete(props, "rubric")
+	}
 }
 
 // holdToCatalog restricts the plan schema ps, whose definitions are defs,

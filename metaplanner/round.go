@@ -47,6 +47,7 @@ var roundSchema = sync.OnceValue(func() json.RawMessage {
 	if err := json.Unmarshal(plan.Schema(), &ps); err != nil {
 		panic("metaplanner: plan.Schema is not JSON: " + err.Error())
 	}
+	withoutHostFields(ps["$defs"].(map[string]any))
 	props := ps["properties"].(map[string]any)
 	tasks := props["tasks"].(map[string]any)
 	tasks["description"] = `The new tasks of the next round, when "action" is "continue": they may depend on completed tasks and wire their results through "inputs"; they must not reuse the id of a completed task.`

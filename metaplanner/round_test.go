@@ -173,6 +173,8 @@ func TestRoundSchema(t *testing.T) {
 	for _, want := range []string{`"continue"`, `"done"`, `"failed"`, `"deliverable"`, `"#/$defs/Task"`} {
 		assert.True(t, strings.Contains(s, want), want)
 	}
+	assert.NotContains(t, s, `"rubric"`, "the host's to set")
+	assert.NotContains(t, s, `"priority"`, "the host's to set")
 }
 
 // The brief schema names only what the round can use: the agents that
