@@ -155,32 +155,38 @@ func (p *Planner) briefRoundSchema(state executor.RoundState) json.RawMessage {
 	// ran (a small model that gives up before it has seen a result is
 	// guessing), nothing to deliver before a task completed, no new round
 	// once the budget is spent.
-	actions := []string{string(executor.RoundContinue), string(executor.RoundDone), string(executor.RoundFailed)}
+	actions := []executor.RoundAction{executor.RoundContinue, executor.RoundDone, executor.RoundFailed}
 	switch {
 	case state.Plan == nil:
-		actions = []string{string(executor.RoundContinue)}
-	case len(state.Completed) == 0:
-		actions = []string{string(executor.RoundContinue), string(executor.RoundFailed)}
+		actions = []executor.RoundAction{executor.RoundContinue}
+	case state.Round > state.MaxRounds && len(state.Completed) == 0:
+		actions = []executor.RoundAction{executor.RoundFailed}
 	case state.Round > state.MaxRounds:
-		actions = []string{string(executor.RoundDone), string(executor.RoundFailed)}
+		actions = []executor.RoundAction{executor.RoundDone, executor.RoundFailed}
+	case len(state.Completed) == 0:
+		actions = []executor.RoundAction{executor.RoundContinue, executor.RoundFailed}
 	}
+	// One shape an action, each requiring what its action needs, so that
+	// a model held to the schema cannot answer an action without it.
 	done := completedIDs(state.Completed, state.Plan)
-	props := map[string]any{
-		"action": map[string]any{"enum": actions},
-		"tasks":  numberedTasks(state.Plan, done, agents),
-		"reason": map[string]any{"type": "string", "maxLength": BriefMaxInput},
+	reason := map[string]any{"type": "string", "maxLength": BriefMaxInput}
+	var shapes []any
+	for _, a := range actions {
+		props := map[string]any{"action": map[string]any{"const": string(a)}, "reason": reason}
+		var need string
+		switch a {
+		case executor.RoundContinue:
+			props["tasks"], need = numberedTasks(state.Plan, done, agents), "tasks"
+		case executor.RoundDone:
+			props["deliverable"], need = map[string]any{"type": "array", "minItems": 1, "maxItems": len(done), "items": map[string]any{"enum": done}}, "deliverable"
+		case executor.RoundFailed:
+			reason = map[string]any{"type": "string", "minLength": 1, "maxLength": BriefMaxInput}
+			props["reason"], need = reason, "reason"
+		}
+		shapes = append(shapes, map[string]any{"type": "object", "additionalProperties": false,
+			"required": []string{"action", need}, "properties": props})
 	}
-	if len(done) > 0 {
-		props["deliverable"] = map[string]any{"type": "array", "minItems": 1, "maxItems": len(done), "items": map[string]any{"enum": done}}
-	}
-	required := []string{"action"}
-	if len(actions) == 1 && actions[0] == string(executor.RoundContinue) {
-		required = append(required, "tasks")
-	}
-	out, err := jsonv.Marshal(map[string]any{
-		"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": false,
-		"required": required, "properties": props,
-	})
+	out, err := jsonv.Marshal(map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "oneOf": shapes})
 	if err != nil {
 		panic("metaplanner: the brief round schema: " + err.Error())
 	}
@@ -277,8 +283,14 @@ func (p *Planner) readRound(ctx context.Context, content, mission string, state 
 	obj, _, err := plan.ExtractJSON([]byte(content))
 	var m map[string]json.RawMessage
 	if err != nil || obj[0] != '{' || json.Unmarshal(obj, &m) != nil {
+		msg := "the answer holds no JSON object"
+		if err != nil {
+			// Say why, a truncated answer above all: a small model runs
+			// out of tokens, and the fix is a shorter answer.
+			msg += ": " + err.Error()
+		}
 		return findings(answer{}, critic.Issue{
-			Check: string(plan.CodeInvalidJSON), Message: "the answer holds no JSON object",
+			Check: string(plan.CodeInvalidJSON), Message: msg,
 			Recommendation: `Answer with one JSON object: {"action": "continue", "tasks": [...]}, {"action": "done", "deliverable": ["task_id"]} or {"action": "failed", "reason": "..."}.`,
 		})
 	}

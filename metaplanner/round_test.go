@@ -197,18 +197,34 @@ func TestBriefRoundSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"t1"}, a.Deliverable)
 	reqs := s.requests()
-	first, second, last := string(reqs[0].Schema.Schema), string(reqs[1].Schema.Schema), string(reqs[2].Schema.Schema)
-	assert.Contains(t, first, `"enum":["continue"]`, "the first round plans")
-	assert.Contains(t, first, `"required":["action","tasks"]`)
-	assert.Contains(t, first, `"enum":["default","scraper"]`)
-	assert.Contains(t, first, `"id":{"const":"t1"}`)
-	assert.NotContains(t, first, "deliverable")
-	assert.Contains(t, second, `"enum":["continue","failed"]`, "nothing to deliver yet")
-	assert.Contains(t, second, `"id":{"const":"t2"}`, "new tasks are numbered after the plan's")
-	assert.NotContains(t, second, `"id":{"const":"t1"}`)
-	assert.Contains(t, last, `"enum":["done","failed"]`, "the budget is spent")
-	assert.Contains(t, last, `"deliverable":{"items":{"enum":["t1"]}`)
-	assert.Contains(t, last, `"depends_on":{"items":{"enum":["t1"]}`, "a new task may depend on a completed one")
+	valid := func(k int, answer string) bool {
+		t.Helper()
+		sch, err := schema.Compile(reqs[k].Schema.Schema)
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(answer), &v))
+		return sch.Validate(v) == nil
+	}
+	task := func(id, agent string, deps string) string {
+		return `{"id": "` + id + `", "agent": "` + agent + `", "input": "x", "depends_on": ` + deps + `}`
+	}
+	// The first round plans, on the agents that exist, tasks numbered from t1.
+	assert.True(t, valid(0, `{"action": "continue", "tasks": [`+task("t1", "scraper", "[]")+`, `+task("t2", "default", `["t1"]`)+`]}`))
+	assert.False(t, valid(0, `{"action": "continue"}`), "a continue names its tasks")
+	assert.False(t, valid(0, `{"action": "failed", "reason": "x"}`), "the first round plans")
+	assert.False(t, valid(0, `{"action": "continue", "tasks": [`+task("t1", "crawler", "[]")+`]}`), "an invented worker")
+	assert.False(t, valid(0, `{"action": "continue", "tasks": [`+task("fetch", "scraper", "[]")+`]}`), "a named id")
+	// Nothing completed yet: continue with tasks numbered after the plan's, or fail with a reason.
+	assert.True(t, valid(1, `{"action": "continue", "tasks": [`+task("t2", "scraper", "[]")+`]}`))
+	assert.False(t, valid(1, `{"action": "continue", "tasks": [`+task("t1", "scraper", "[]")+`]}`), "t1 is the plan's")
+	assert.True(t, valid(1, `{"action": "failed", "reason": "the site is down"}`))
+	assert.False(t, valid(1, `{"action": "failed"}`), "a failed says why")
+	assert.False(t, valid(1, `{"action": "done", "deliverable": ["t1"]}`), "nothing to deliver")
+	// The budget is spent: deliver completed tasks, or fail.
+	assert.True(t, valid(2, `{"action": "done", "deliverable": ["t1"]}`))
+	assert.False(t, valid(2, `{"action": "done"}`), "a done names its deliverable")
+	assert.False(t, valid(2, `{"action": "done", "deliverable": ["b"]}`), "b is not completed")
+	assert.False(t, valid(2, `{"action": "continue", "tasks": [`+task("t2", "scraper", `["t1"]`)+`]}`), "no round is left")
 	prompt := reqs[2].Messages[1].Content
 	assert.Contains(t, prompt, "Failed: b (timeout).")
 	assert.Contains(t, prompt, "<data source=\"suggestion.b\">\nraise the timeout\n</data>", "the worker's suggestion, as data")
