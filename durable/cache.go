@@ -129,12 +129,19 @@ func (l *launch) keepPlan(ctx context.Context, p *plan.Plan, out *Outcome) error
 // memory is the summary of the journal's newest runs for the planner; nil
 // when the launch shows none.
 func (l *launch) memory(ctx context.Context) (*metaplanner.Memory, error) {
-	if l.c.memory == 0 || l.jr == nil {
+	if l.spec.Memory != nil {
+		// The run's own, journaled with it: a replay, or a run in rounds
+		// resumed, shows the planner what it was shown.
+		return l.spec.Memory, nil
+	}
+	if l.c.memory == 0 || l.jr == nil || l.jr.create == nil {
+		// A resumed run's planner is shown what the run's spec kept.
 		return nil, nil
 	}
 	outcomes, err := l.jr.s.Outcomes(ctx, l.c.memory)
 	if err != nil {
 		return nil, err
 	}
-	return store.Summarize(outcomes), nil
+	l.spec.Memory = store.Summarize(outcomes)
+	return l.spec.Memory, l.jr.keepSpec(l.spec)
 }

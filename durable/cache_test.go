@@ -150,15 +150,28 @@ func TestMemory(t *testing.T) {
 	s := openStore(t)
 	w := newWorkers()
 	m := &prompts{answer: countPlan}
-	start := func(opts ...durable.Option) {
+	start := func(opts ...durable.Option) *durable.Outcome {
 		spec := durable.Spec{Mission: "count two words", Replan: durable.ReplanDefaults()}
-		_, err := durable.Start(context.Background(), s, spec, append([]durable.Option{durable.WithAgent("wc", w.agent()),
+		out, err := durable.Start(context.Background(), s, spec, append([]durable.Option{durable.WithAgent("wc", w.agent()),
 			durable.WithLLM(func(string, bool) (llm.Client, error) { return m, nil })}, opts...)...)
 		require.NoError(t, err)
+		return out
 	}
 	start()
-	start(durable.WithMemory(10))
+	out := start(durable.WithMemory(10))
 	require.Len(t, m.got, 2)
+
+	// The journal keeps what the planner was shown: a replay asks the
+	// journaled exchange the same, whatever ran since.
+	start()
+	run, err := durable.Load(context.Background(), s, out.RunID)
+	require.NoError(t, err)
+	require.NotNil(t, run.Spec.Memory)
+	assert.Equal(t, 1, run.Spec.Memory.Runs)
+	rep, err := durable.Replay(context.Background(), s, out.RunID, durable.WithAgent("wc", w.agent()))
+	require.NoError(t, err)
+	assert.True(t, rep.Identical, "a run planned with memory replays: %q", rep.Differences)
+	require.Len(t, m.got, 3, "the replay asks no model")
 	assert.NotContains(t, m.got[0], `<data source="memory">`)
 	assert.Contains(t, m.got[1], `<data source="memory">`)
 	assert.Contains(t, m.got[1], "Over the last 1 runs:\n- agent wc: 1 of 1 tasks done (100%)")

@@ -56,6 +56,30 @@ func newJournal(s store.Store, id string, c config, create *store.Run, ls *lease
 	return jr
 }
 
+// settings is the spec the journal keeps of a run: the plan is kept once,
+// as the run's plan version 0, so the spec beside it leaves it out.
+func settings(spec Spec) (json.RawMessage, error) {
+	spec.Plan = nil
+	return json.Marshal(spec)
+}
+
+// keepSpec replaces the spec a new run is created with by spec, before the
+// run begins: what the run learns before its first side effect, such as
+// the memory its planner is shown, is kept with it.
+func (jr *journal) keepSpec(spec Spec) error {
+	raw, err := settings(spec)
+	if err != nil {
+		return err
+	}
+	jr.mu.Lock()
+	defer jr.mu.Unlock()
+	if jr.create == nil || jr.begun {
+		return fmt.Errorf("durable: run %s: the spec is kept once the run began", jr.runID)
+	}
+	jr.create.Spec = raw
+	return nil
+}
+
 // watch ends the run, through lost, if another process takes it over.
 func (jr *journal) watch(lost context.CancelCauseFunc) {
 	jr.mu.Lock()

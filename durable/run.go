@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -155,11 +154,7 @@ func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outc
 	if err != nil {
 		return nil, err
 	}
-	// The journal keeps the plan once, as the run's plan version 0: the
-	// spec it keeps beside it leaves the plan out.
-	settings := spec
-	settings.Plan = nil
-	raw, err := json.Marshal(settings)
+	raw, err := settings(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,11 @@ type Spec struct {
 	// one, once its predicate passes ([runner.WithJudge]). Nil: rubrics
 	// are not checked.
 	Judge *JudgeSpec
+	// Memory is the summary of earlier runs the planner of the mission
+	// was shown ([WithMemory]). The run sets it, so that the journal keeps
+	// what the planner read and a replay asks it the same; a host leaves
+	// it nil.
+	Memory *metaplanner.Memory
 }
 
 // JudgeSpec configures the LLM judge of a run's rubrics. The judge asks
@@ -286,19 +291,20 @@ func (s *Spec) mission() string {
 // specDoc is the JSON form of a Spec. The order of its fields is the
 // order of the keys in the document.
 type specDoc struct {
-	Version int             `json:"version"`
-	Plan    json.RawMessage `json:"plan"`
-	Mission string          `json:"mission,omitempty"`
-	Catalog string          `json:"catalog,omitempty"`
-	Digest  string          `json:"catalog_digest,omitempty"`
-	Dir     string          `json:"dir,omitempty"`
-	Runner  runnerDoc       `json:"runner"`
-	Replan  *replanDoc      `json:"replan"`
-	Rounds  int             `json:"rounds,omitempty"`
-	Budget  budgetDoc       `json:"budget"`
-	LLM     llmDoc          `json:"llm"`
-	Gate    string          `json:"gate,omitempty"`
-	Judge   *judgeDoc       `json:"judge,omitempty"`
+	Version int                 `json:"version"`
+	Plan    json.RawMessage     `json:"plan"`
+	Mission string              `json:"mission,omitempty"`
+	Catalog string              `json:"catalog,omitempty"`
+	Digest  string              `json:"catalog_digest,omitempty"`
+	Dir     string              `json:"dir,omitempty"`
+	Runner  runnerDoc           `json:"runner"`
+	Replan  *replanDoc          `json:"replan"`
+	Rounds  int                 `json:"rounds,omitempty"`
+	Budget  budgetDoc           `json:"budget"`
+	LLM     llmDoc              `json:"llm"`
+	Gate    string              `json:"gate,omitempty"`
+	Judge   *judgeDoc           `json:"judge,omitempty"`
+	Memory  *metaplanner.Memory `json:"memory,omitempty"`
 }
 
 type judgeDoc struct {
@@ -371,7 +377,8 @@ func (d *duration) UnmarshalJSON(data []byte) error {
 //	 "llm": {"model", "brief", "max_corrections", "temperature", "max_turns",
 //	         "plan_only"},
 //	 "gate": "never", "critical", "warning" or "info",
-//	 "judge": {"model", "max_calls"}}
+//	 "judge": {"model", "max_calls"},
+//	 "memory": {"runs", "agents", "tools"}}
 //
 // Durations are written as Go writes them ("2m0s"); "mission", "catalog",
 // "catalog_digest", "dir", "rounds", "model", "brief", "gate",
@@ -402,6 +409,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	if j := s.Judge; j != nil {
 		doc.Judge = &judgeDoc{Model: j.Model, MaxCalls: j.MaxCalls}
 	}
+	doc.Memory = s.Memory
 	return jsonv.Marshal(doc)
 }
 
@@ -462,6 +470,7 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	if j := doc.Judge; j != nil {
 		out.Judge = &JudgeSpec{Model: j.Model, MaxCalls: j.MaxCalls}
 	}
+	out.Memory = doc.Memory
 	if len(doc.Plan) > 0 && string(doc.Plan) != "null" {
 		p, err := plan.Parse(doc.Plan)
 		if err != nil {

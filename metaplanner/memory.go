@@ -14,28 +14,28 @@ import (
 // as untrusted data.
 type Memory struct {
 	// Runs counts the runs it covers.
-	Runs int
+	Runs int `json:"runs"`
 	// Agents holds the workers and the plans' LLM agents, Tools the tools
 	// of those agents, each by name.
-	Agents []Fared
-	Tools  []Fared
+	Agents []Fared `json:"agents,omitempty"`
+	Tools  []Fared `json:"tools,omitempty"`
 }
 
 // Fared is how one worker, agent or tool fared: the tasks that ran on it
 // and ended done or failed (a skipped task says nothing of its agent).
 type Fared struct {
-	Name   string
-	Done   int
-	Failed int
+	Name   string `json:"name"`
+	Done   int    `json:"done"`
+	Failed int    `json:"failed"`
 	// Classes counts the classes of the failures, most frequent first; a
 	// failure of unknown class is not among them.
-	Classes []ClassCount
+	Classes []ClassCount `json:"classes,omitempty"`
 }
 
 // ClassCount is how many failures had one class.
 type ClassCount struct {
-	Class string
-	Count int
+	Class string `json:"class"`
+	Count int    `json:"count"`
 }
 
 // SuccessRate is the share of f's tasks that were done, 0 to 1; 0 when
