@@ -53,10 +53,17 @@ const (
 // ([agent.FailureReport]).
 func (c Class) Valid() bool { return agent.ValidClass(string(c)) }
 
+// runnerOnly are the classes only the runner gives: a worker that reports
+// one is not believed, as a task skipped by its condition did not fail and
+// a rejected review is a person's decision.
+var runnerOnly = map[Class]bool{ClassConditionNotMet: true, ClassCondition: true, ClassRejected: true, ClassGateFailed: true}
+
 // Classify names the kind of a task's failure err; "" for nil. Where err
 // has several causes the first that applies in the order of the constants
 // above wins, except that a spent budget wins over a timeout, and the
-// class of a worker's [agent.FailureReport] wins over all but those two.
+// class of a worker's [agent.FailureReport] wins over all but those two,
+// unless it is one only the runner gives (a condition's, a review's, a
+// gate's), which leaves the error its own class.
 func Classify(err error) Class {
 	var panicked *PanicError
 	var report *agent.FailureReport
@@ -71,7 +78,7 @@ func Classify(err error) Class {
 		return ClassBudget
 	case errors.Is(err, context.DeadlineExceeded):
 		return ClassTimeout
-	case errors.As(err, &report) && agent.ValidClass(report.Class):
+	case errors.As(err, &report) && agent.ValidClass(report.Class) && !runnerOnly[Class(report.Class)]:
 		return Class(report.Class)
 	}
 	switch {

@@ -41,6 +41,8 @@ func TestClassify(t *testing.T) {
 		{"worker report", fmt.Errorf("worker: %w", &agent.FailureReport{Class: "rate_limited", Message: "429"}), "rate_limited"},
 		{"worker report of a runner class", &agent.ExitError{Code: 1, Report: &agent.FailureReport{Class: "precondition_failed"}}, runner.ClassPrecondition},
 		{"worker report without a class", &agent.FailureReport{Message: "it broke"}, runner.ClassAgentError},
+		{"worker report of a class only the runner gives", &agent.FailureReport{Class: "condition_not_met"}, runner.ClassAgentError},
+		{"worker report of a review's class", &agent.FailureReport{Class: "rejected"}, runner.ClassAgentError},
 		{"worker report beaten by a timeout", fmt.Errorf("%w: %w", context.DeadlineExceeded, &agent.FailureReport{Class: "rate_limited"}), runner.ClassTimeout},
 		{"plain error", errors.New("connection refused"), runner.ClassAgentError},
 		{"cancelled", fmt.Errorf("cancelled: %w", context.Canceled), runner.ClassAgentError},
