@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
+	"github.com/dagent-dev/dagent/runner"
 )
 
 // roundModel is a scripted LLM of round answers; crashAt, when set, is
@@ -113,9 +115,34 @@ func TestSpecRoundsCheck(t *testing.T) {
 		want string
 	}{
 		{durable.Spec{Mission: "m", Rounds: -1}, "rounds is -1"},
-		{durable.Spec{Mission: "m", Rounds: 2, Replan: durable.ReplanDefaults()}, "a run in rounds does not replan"},
+		{durable.Spec{Mission: "m", Rounds: 2, Replan: durable.ReplanDefaults()}, "a run in rounds makes no repair"},
+		{durable.Spec{Mission: "m", Rounds: 2, Replan: &durable.ReplanSpec{MaxPlanGrowth: 3}}, "its replan holds only the halts"},
 		{durable.Spec{Plan: mustPlan(t, `{"tasks": [{"id": "a"}]}`), Rounds: 2}, "a run in rounds needs a mission"},
 	} {
 		assert.ErrorContains(t, tc.spec.Check(), tc.want)
 	}
+}
+
+// A run in rounds halts on the classes its spec's replan names, as a run
+// that replans does; the spec keeps them, so that a resume does too.
+func TestRoundsHaltOn(t *testing.T) {
+	s := openStore(t)
+	limited := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+		return agent.Result{}, &agent.FailureReport{Class: "rate_limited", Message: "429"}
+	})
+	m := &roundModel{answers: []string{
+		`{"action": "continue", "tasks": [{"id": "a", "agent": "api", "input": "x"}]}`,
+		`{"action": "continue", "tasks": [{"id": "b", "agent": "api", "input": "y"}]}`,
+	}}
+	spec := durable.Spec{Mission: "call the API", Rounds: 3, Replan: &durable.ReplanSpec{HaltOn: []runner.Class{"rate_limited"}}}
+	require.NoError(t, spec.Check())
+	out, err := durable.Start(context.Background(), s, spec, durable.WithAgent("api", limited), durable.WithLLM(m.client()))
+	require.NoError(t, err)
+	require.NotNil(t, out.Execution)
+	assert.Equal(t, "rate_limited", out.Execution.Halt)
+	assert.Equal(t, 1, m.asked, "the planner never sees the round")
+	r, err := durable.Load(context.Background(), s, out.RunID)
+	require.NoError(t, err)
+	require.NotNil(t, r.Spec.Replan)
+	assert.Equal(t, []runner.Class{"rate_limited"}, r.Spec.Replan.HaltOn)
 }

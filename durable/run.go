@@ -744,6 +744,9 @@ func (l *launch) rounds(ctx context.Context, out *Outcome) error {
 		executor.WithInitialResults(l.initial),
 		executor.WithGate(l.spec.Gate),
 	}
+	if r := l.spec.Replan; r != nil {
+		opts = append(opts, r.haltOptions()...)
+	}
 	for _, o := range l.observers {
 		opts = append(opts, executor.WithObserver(o))
 	}

@@ -67,7 +67,9 @@ type Spec struct {
 	// them ([executor.WithRounds]): the planner writes the tasks of a round,
 	// sees their results, and goes on, delivers or gives up. Each round is
 	// a plan version of the journal, so that a run resumes at the round it
-	// reached. It replaces Replan, which must be nil.
+	// reached. A run in rounds makes no repair: its Replan, when set, holds
+	// only the halts (HaltOn, NoHaltOn, MaxConsecutiveFailures,
+	// MaxFlakyStreak); nil is the executor's defaults.
 	Rounds int
 	// Budget bounds the LLM calls and the wall time of the run, planning
 	// and repairs included.
@@ -153,12 +155,18 @@ func ReplanDefaults() *ReplanSpec {
 
 // options are the executor's options of the limits of r.
 func (r *ReplanSpec) options() []executor.Option {
-	opts := []executor.Option{
+	return append([]executor.Option{
 		executor.WithMaxReplans(r.MaxReplans),
 		executor.WithMaxReplansPerTask(r.MaxReplansPerTask),
 		executor.WithCooldown(r.Cooldown),
-		executor.WithMaxFlakyStreak(r.MaxFlakyStreak),
 		executor.WithMaxPlanGrowth(r.MaxPlanGrowth),
+	}, r.haltOptions()...)
+}
+
+// haltOptions are the options of r's halts, which a run in rounds has too.
+func (r *ReplanSpec) haltOptions() []executor.Option {
+	opts := []executor.Option{
+		executor.WithMaxFlakyStreak(r.MaxFlakyStreak),
 		executor.WithHaltOn(r.HaltOn...),
 		executor.WithoutHaltOn(r.NoHaltOn...),
 	}
@@ -214,8 +222,8 @@ func (s *Spec) Check() error {
 	switch {
 	case s.Rounds < 0:
 		bad("rounds is %d; want 0 (no rounds) or more", s.Rounds)
-	case s.Rounds > 0 && s.Replan != nil:
-		bad("rounds and replan: a run in rounds does not replan; set one of them")
+	case s.Rounds > 0 && s.Replan != nil && (s.Replan.MaxReplans != 0 || s.Replan.MaxReplansPerTask != 0 || s.Replan.Cooldown != 0 || s.Replan.MaxPlanGrowth != 0):
+		bad("rounds and replan: a run in rounds makes no repair; its replan holds only the halts (halt_on, no_halt_on, max_consecutive_failures, max_flaky_streak)")
 	}
 	if s.Runner.Concurrency < 0 {
 		bad("runner.concurrency is %d; want 0 (the default) or more", s.Runner.Concurrency)

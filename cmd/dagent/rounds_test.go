@@ -81,6 +81,8 @@ func TestRunRoundsBadFlags(t *testing.T) {
 		{[]string{"--mission", "m", "--rounds", "-1"}, "--rounds must not be negative"},
 		{[]string{"--mission", "m", "--rounds", "2", "--replan"}, "--rounds and --replan cannot be combined"},
 		{[]string{"--mission", "m", "--rounds", "2", "--max-replans", "1"}, "--max-replans cannot be combined with --rounds"},
+		{[]string{"--mission", "m", "--rounds", "2", "--max-plan-growth", "4"}, "--max-plan-growth cannot be combined with --rounds"},
+		{[]string{"--mission", "m", "--rounds", "2", "--halt-on", "Rate Limited"}, `bad class "Rate Limited"`},
 	} {
 		code, _, stderr := dagent(t, "", append([]string{"run"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, stderr)

@@ -72,6 +72,10 @@ type runFlags struct {
 var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown", "halt-on", "no-halt-on",
 	"max-consecutive-failures", "max-flaky-streak", "max-plan-growth"}
 
+// haltFlags are the flags of replanning that a run in rounds takes too:
+// its halts.
+var haltFlags = []string{"halt-on", "no-halt-on", "max-consecutive-failures", "max-flaky-streak"}
+
 func newRun() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -146,7 +150,9 @@ goes on from the round a run reached. At most N rounds run: when they are
 spent the planner may still answer done or failed, and a continue halts
 the run (max_rounds); "failed" halts it (gave_up). With PLAN, the plan is
 the first round. The text format prints the deliverable's outputs; the
-JSON document adds "rounds" and "deliverable". --rounds replaces --replan.
+JSON document adds "rounds" and "deliverable". --rounds replaces --replan:
+a run in rounds makes no repair, but halts as one that replans does
+(--halt-on, --no-halt-on, --max-consecutive-failures, --max-flaky-streak).
 
 Keys of the plan that the plan format does not know are reported on
 standard error, one a line. A key that is a near miss of a known one
@@ -279,8 +285,11 @@ func (f *runFlags) check(cmd *cobra.Command, path string) error {
 	}
 	if !f.replanning() {
 		for _, name := range replanOnly {
+			if f.rounds > 0 && slices.Contains(haltFlags, name) {
+				continue
+			}
 			if f.rounds > 0 && cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s cannot be combined with --rounds: a run in rounds does not replan", name)
+				return fmt.Errorf("--%s cannot be combined with --rounds: a run in rounds makes no repair", name)
 			}
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s needs --replan or --mission", name)
@@ -389,6 +398,10 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
 			return errors.New("--rounds needs a mission: the plan has none; pass --mission MISSION")
 		}
+		// A run in rounds makes no repair; its halts are those of a run
+		// that replans, kept with it.
+		spec.Replan = &durable.ReplanSpec{HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn),
+			MaxConsecutiveFailures: f.maxFailures, MaxFlakyStreak: f.maxFlaky}
 	}
 	if f.replanning() {
 		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown,
