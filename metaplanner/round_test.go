@@ -267,3 +267,18 @@ func TestCatalogRoundSchema(t *testing.T) {
 		})
 	}
 }
+
+// The first round is planned with what the host gave the planner: its
+// context and its memory of earlier runs, as data.
+func TestRoundPlansWithContextAndMemory(t *testing.T) {
+	s := newScript(text(`{"action": "continue", "tasks": [{"id": "a", "input": "x"}]}`))
+	mem := &metaplanner.Memory{Runs: 2, Agents: []metaplanner.Fared{{Name: "scraper", Done: 1, Failed: 1}}}
+	mp := metaplanner.New(s.client(), metaplanner.WithMemory(mem),
+		metaplanner.WithContext(metaplanner.Context{Text: "the user reads French", Provenance: "profile"}))
+	_, err := mp.Round(context.Background(), "m", executor.RoundState{Round: 1, MaxRounds: 2})
+	require.NoError(t, err)
+	prompt := s.requests()[0].Messages[1].Content
+	assert.Contains(t, prompt, "<data source=\"memory\">")
+	assert.Contains(t, prompt, "scraper")
+	assert.Contains(t, prompt, "<data source=\"context\" provenance=\"profile\">\nthe user reads French\n</data>")
+}
