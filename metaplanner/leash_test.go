@@ -182,6 +182,8 @@ func TestRefreshContext(t *testing.T) {
 		assert.Len(t, asked, 1)
 		reqs := s.requests()
 		assert.Contains(t, reqs[2].Messages[len(reqs[2].Messages)-1].Content, "[no_more_context]")
+		assert.Contains(t, string(reqs[0].Schema.Schema), `"refresh_context"`)
+		assert.NotContains(t, string(reqs[1].Schema.Schema), `"refresh_context"`, "the context spent, the schema no longer offers it")
 	})
 	t.Run("not offered", func(t *testing.T) {
 		s := newScript(refresh)

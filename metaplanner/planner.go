@@ -313,17 +313,28 @@ func keepMission(res *Result, mission string) {
 // answered with the source's context and costs no correction.
 func (p *Planner) converse(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, extra func(*plan.Plan) []critic.Issue) (*Result, error) {
 	allowed := p.routes(repair)
-	res, _, err := p.exchange(ctx, op, msgs, corrections, repair, &llm.Schema{Name: SchemaName, Schema: p.AnswerSchema(repair)},
+	schema := &llm.Schema{Name: SchemaName, Schema: p.AnswerSchema(repair)}
+	res, _, err := p.exchange(ctx, op, msgs, corrections, repair,
+		func(refreshes int) *llm.Schema {
+			if slices.Contains(allowed, RouteRefreshContext) && refreshes >= p.maxRefreshes {
+				// The host's context is spent: a model held to the
+				// schema can no longer ask for more.
+				l := p.leash(repair)
+				l.routes = slices.DeleteFunc(slices.Clone(l.routes), func(r Route) bool { return r == RouteRefreshContext })
+				return &llm.Schema{Name: SchemaName, Schema: buildSchema(l)}
+			}
+			return schema
+		},
 		func(ctx context.Context, content string, refreshes int) answer {
 			return p.read(ctx, content, allowed, repair, refreshes, extra)
 		})
 	return res, err
 }
 
-// exchange asks the model for an answer of schema, reads it with read
-// (given the refreshes so far), and hands the critical findings back up
+// exchange asks the model for an answer of the schema for the refreshes
+// so far, reads it with read (given them too), and hands the critical findings back up
 // to corrections times; the answer is the last one read.
-func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, schema *llm.Schema,
+func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, corrections int, repair bool, schema func(refreshes int) *llm.Schema,
 	read func(ctx context.Context, content string, refreshes int) answer) (*Result, answer, error) {
 	if p.client == nil {
 		return &Result{}, answer{}, fmt.Errorf("metaplanner: %s: the planner has no LLM client", op)
@@ -334,7 +345,7 @@ func (p *Planner) exchange(ctx context.Context, op string, msgs []llm.Message, c
 		if err := ctx.Err(); err != nil {
 			return res, answer{}, fmt.Errorf("metaplanner: %s: %w", op, err)
 		}
-		resp, err := p.client.Complete(ctx, p.request(msgs, schema))
+		resp, err := p.client.Complete(ctx, p.request(msgs, schema(res.Refreshes)))
 		res.Attempts = attempt
 		res.Usage = res.Usage.Add(resp.Usage)
 		if err != nil {

@@ -266,7 +266,7 @@ func (p *Planner) Round(ctx context.Context, mission string, state executor.Roun
 	case p.registry != nil:
 		schema.Schema = p.catalogRoundSchema(state)
 	}
-	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, schema,
+	res, a, err := p.exchange(ctx, "round", msgs, p.maxCorrections, false, func(int) *llm.Schema { return schema },
 		func(ctx context.Context, content string, _ int) answer {
 			return p.readRound(ctx, content, mission, state)
 		})
