@@ -50,6 +50,7 @@ func (r *run) wire(i int) (map[string]any, error) {
 		return nil, nil
 	}
 	out := make(map[string]any, len(t.Inputs))
+	missing := "" // the first, by name, of the inputs whose slot is missing
 	for name, in := range t.Inputs {
 		j, _ := r.d.Index(in.From)
 		from := &r.state[j].res
@@ -58,9 +59,18 @@ func (r *run) wire(i int) (map[string]any, error) {
 		}
 		v, ok := jsonv.Lookup(from.Output, in.Slot)
 		if !ok {
-			return nil, fmt.Errorf("%w: input %q: the output of %q has no slot %q", ErrMissingValue, name, in.From, in.Slot)
+			// Name the same input whatever order the map gives: the
+			// diagnosis goes into a retry's request and the journal.
+			if missing == "" || name < missing {
+				missing = name
+			}
+			continue
 		}
 		out[name] = v
+	}
+	if missing != "" {
+		in := t.Inputs[missing]
+		return nil, fmt.Errorf("%w: input %q: the output of %q has no slot %q", ErrMissingValue, missing, in.From, in.Slot)
 	}
 	return out, nil
 }

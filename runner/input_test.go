@@ -240,3 +240,19 @@ func TestInitialResultsNormalized(t *testing.T) {
 	_, err := runWithErr(t, p, rec, runner.WithInitialResults(map[string]any{"a": make(chan int)}))
 	assert.ErrorIs(t, err, runner.ErrInvalidOption)
 }
+
+// Of several inputs whose slots are missing, the diagnosis names the first
+// by name, whatever order the map gives: it goes into the journal and a
+// retry's request, which must not differ from run to run.
+func TestMissingSlotsNamedInOrder(t *testing.T) {
+	for range 20 {
+		rec := newRecorder().on("up", output(map[string]any{"name": "N"}))
+		p := planOf(task("up", "in"), task("t", "in", deps("up"), inputs(map[string]plan.InputRef{
+			"d": {From: "up", Slot: "nope4"}, "b": {From: "up", Slot: "nope2"}, "c": {From: "up", Slot: "nope3"}, "a2": {From: "up", Slot: "name"},
+			"e": {From: "up", Slot: "nope5"}, "b1": {From: "up", Slot: "nope1"},
+		})))
+		res := run(t, p, rec)
+		require.Equal(t, runner.TaskFailed, res.Tasks["t"].Status)
+		assert.EqualError(t, res.Tasks["t"].Err, `missing upstream value: input "b": the output of "up" has no slot "nope2"`)
+	}
+}
