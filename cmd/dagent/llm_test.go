@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/dagent-dev/dagent/internal/llmtest"
 	"github.com/dagent-dev/dagent/judge"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llm/openai"
@@ -37,7 +35,7 @@ type script map[string][]string
 // POST /v1/chat/completions from a script.
 type fakeLLM struct {
 	t      *testing.T
-	srv    *httptest.Server
+	srv    *llmtest.Server
 	script script
 
 	mu       sync.Mutex
@@ -49,9 +47,8 @@ type fakeLLM struct {
 func startLLM(t *testing.T, s script) *fakeLLM {
 	t.Helper()
 	f := &fakeLLM{t: t, script: s, requests: map[string][]map[string]any{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	t.Setenv(openai.EnvBaseURL, f.srv.URL+"/v1")
+	f.srv = llmtest.Start(t, "test-model", f.answer)
+	t.Setenv(openai.EnvBaseURL, f.srv.BaseURL())
 	t.Setenv(openai.EnvAPIKey, "")
 	t.Setenv(openai.EnvModel, "test-model")
 	// A journal of the test's own: the plans a test's script wrote are
@@ -67,21 +64,9 @@ func noLLM(t *testing.T) {
 	t.Setenv(openai.EnvModel, "")
 }
 
-func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		http.Error(w, `{"error": {"message": "no route"}}`, http.StatusNotFound)
-		return
-	}
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+// answer is the script's answer to a request: the n-th of its kind gets
+// the n-th answer.
+func (f *fakeLLM) answer(body map[string]any) (string, error) {
 	kind := kindOf(body)
 	f.mu.Lock()
 	n := len(f.requests[kind])
@@ -89,19 +74,9 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	answers := f.script[kind]
 	f.mu.Unlock()
 	if len(answers) == 0 {
-		http.Error(w, `{"error": {"message": "nothing scripted for `+kind+`"}}`, http.StatusBadRequest)
-		return
+		return "", errors.New("nothing scripted for " + kind)
 	}
-	resp := map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "test-model",
-		"choices": []any{map[string]any{
-			"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": answers[min(n, len(answers)-1)]},
-		}},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(resp)
+	return answers[min(n, len(answers)-1)], nil
 }
 
 // kindOf tells a planner request (structured output of the planner's
