@@ -33,7 +33,11 @@ type liveView struct {
 }
 
 func newLiveView(w io.Writer, runID string, colour bool) *liveView {
-	r := lipgloss.NewRenderer(w)
+	// w is a terminal (the live view is shown on nothing else), so the
+	// colours follow TERM: termenv would otherwise drop them whenever CI is
+	// set, and a live view on a CI runner's terminal would lose its colour
+	// but not its redraws.
+	r := lipgloss.NewRenderer(w, termenv.WithTTY(true))
 	if !colour {
 		r.SetColorProfile(termenv.Ascii)
 	}

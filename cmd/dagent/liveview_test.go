@@ -57,7 +57,10 @@ func TestLiveView(t *testing.T) {
 				require.NoError(t, err, "tmux %v: %s", args, out)
 				return string(out)
 			}
-			env := "TERM=xterm-256color"
+			// The terminal's settings are the test's, not the caller's: a
+			// NO_COLOR in the environment of go test must not turn colour
+			// off. A CI runner's CI variable must not either, on a terminal.
+			env := "-u NO_COLOR TERM=xterm-256color CI=true"
 			if !colour {
 				env += " NO_COLOR=1"
 			}
