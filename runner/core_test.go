@@ -27,10 +27,10 @@ type coreHost struct {
 	most     map[string]int // the most at once, by agent
 }
 
-func (h *coreHost) Attempt(req *agent.Request, timeout time.Duration) runner.Reply {
+func (h *coreHost) Attempt(req agent.Request, timeout time.Duration) runner.Reply {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := h.agents[req.Agent].Run(ctx, *req)
+	res, err := h.agents[req.Agent].Run(ctx, req)
 	if err != nil {
 		return runner.Reply{Usage: res.Usage, Err: err, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}
 	}

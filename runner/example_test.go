@@ -367,7 +367,7 @@ func ExampleWithMaxRequestBytes() {
 // fixed, as a workflow's is while it decides.
 type upper struct{ now time.Time }
 
-func (h upper) Attempt(req *agent.Request, _ time.Duration) runner.Reply {
+func (h upper) Attempt(req agent.Request, _ time.Duration) runner.Reply {
 	return runner.Reply{Output: strings.ToUpper(req.Input)}
 }
 

@@ -41,8 +41,8 @@ func (r *run) runTask(j *job, i int) (outcome, bool) {
 // Attempt runs the agent once, under the task's timeout, which the
 // watchdog enforces; its reply is abandoned when the watchdog left it
 // behind.
-func (j *job) Attempt(req *agent.Request, _ time.Duration) Reply {
-	x, ok := j.r.attempt(j, req.Attempt, req)
+func (j *job) Attempt(req agent.Request, _ time.Duration) Reply {
+	x, ok := j.r.attempt(j, req.Attempt, &req)
 	if !ok {
 		return Reply{abandoned: true}
 	}
