@@ -101,7 +101,8 @@ type Decision struct {
 	Step Step
 	// Failure is the failure decided about: the one to ask the replanner
 	// about for [StepRepair], the one replanning stopped at for
-	// [StepHalt]; zero for [StepDone].
+	// [StepHalt], the one the adopted repair repairs for [StepRun]; zero
+	// for [StepDone].
 	Failure Failure
 	// Events are the executor's events of the decision, in order
 	// (EventReplanRequested, EventReplanFailed, EventHalted), to hand to
@@ -200,6 +201,12 @@ func (r *Replanning) Completed() map[string]any { return maps.Clone(r.completed)
 // ([WithCooldown]).
 func (r *Replanning) Cooldown() time.Duration { return r.c.cooldown }
 
+// HaltClasses are the failure classes that halt the execution, sorted
+// ([WithHaltOn]): the runs must not retry a failure of them
+// ([runner.WithoutRetryOn]), as the retry would repeat what the halt is
+// there to stop.
+func (r *Replanning) HaltClasses() []runner.Class { return r.c.haltClasses() }
+
 // Next returns the run to start now. It changes nothing: until the run is
 // reported to [Replanning.Ran], it returns the same run.
 func (r *Replanning) Next() NextRun {
@@ -293,8 +300,10 @@ func (r *Replanning) Spend(u llm.Usage) { r.res.Usage = r.res.Usage.Add(u) }
 // decision [StepRun].
 //
 // When the context the replanner was asked under ended (the wall time,
-// the caller), with no plan, call [Replanning.OutOfTime] or
-// [Replanning.Cancelled] instead.
+// the caller) and the answer neither gives up nor has a plan, call
+// [Replanning.OutOfTime] or [Replanning.Cancelled] instead. Called with
+// no [StepRepair] pending, Repaired decides [StepDone] and changes
+// nothing.
 func (r *Replanning) Repaired(next *Repair, err error, nd *plan.DAG, rep critic.Report) Decision {
 	if r.failure == nil {
 		return Decision{Step: StepDone}
