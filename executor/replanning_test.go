@@ -278,8 +278,9 @@ func TestReplanningEnds(t *testing.T) {
 		require.ErrorIs(t, err, runner.ErrInvalidRunID)
 		_, err = executor.NewReplanning("base", nil)
 		require.Error(t, err)
-		_, err = executor.NewReplanning("base", d, executor.WithRounds(2, executor.RoundPlannerFunc(nil)))
-		require.Error(t, err)
+		r, err := executor.NewReplanning("base", nil, executor.WithRounds(2, executor.RoundPlannerFunc(nil)))
+		require.NoError(t, err, "in rounds, the planner plans the first round")
+		assert.Equal(t, executor.StepRound, r.Start().Step)
 	})
 	t.Run("halt classes and cooldown", func(t *testing.T) {
 		r := newReplanning(t, executor.WithHaltOn(runner.ClassTimeout), executor.WithCooldown(time.Second))
