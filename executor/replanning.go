@@ -31,6 +31,11 @@ import (
 //     (gave up, no plan, refused by the critic, over budget, plan growth)
 //     or run the repair (the next version).
 //
+// In rounds ([WithRounds]) the driver starts with [Replanning.Start],
+// which may ask for the first round; Ran decides to ask the round planner
+// ([StepRound]) instead of the replanner, and [Replanning.Rounded] takes
+// its answer.
+//
 // A Replanning does no I/O and reads no clock: it starts no goroutine,
 // calls neither the [Replanner] nor the critic nor the journal, waits for
 // no cooldown and emits no event. The driver does all of that, and hands
