@@ -242,8 +242,13 @@ func (r *Replanning) Cooldown() time.Duration { return r.c.cooldown }
 func (r *Replanning) HaltClasses() []runner.Class { return r.c.haltClasses() }
 
 // Next returns the run to start now. It changes nothing: until the run is
-// reported to [Replanning.Ran], it returns the same run.
+// reported to [Replanning.Ran], it returns the same run. Before a plan
+// (in rounds, before the first round is adopted) it returns the zero
+// NextRun.
 func (r *Replanning) Next() NextRun {
+	if r.d == nil {
+		return NextRun{}
+	}
 	p := r.d.Plan()
 	run := NextRun{ID: r.runID(), Version: r.version, DAG: r.d, Initial: r.initial(p)}
 	if !r.committed {
@@ -300,8 +305,12 @@ func (r *Replanning) CommitFailed(err error) {
 // returns err, or, when the error is the end of the wall-time budget,
 // calls [Replanning.OutOfTime]. In rounds, a run that waits for a review
 // ends it too, and any other asks the round planner ([StepRound]) unless
-// a halt stops it.
+// a halt stops it. A nil rr, or no plan to have run, decides [StepDone]
+// and changes nothing.
 func (r *Replanning) Ran(rr *runner.Result, retried map[string]bool, err error) Decision {
+	if rr == nil || r.d == nil {
+		return Decision{Step: StepDone}
+	}
 	p := r.d.Plan()
 	r.res.Plan = p
 	r.committed, r.events, r.undo = true, nil, nil
