@@ -22,4 +22,10 @@
 // runs to the observers of [WithObserver]; the [Journal] it commits each
 // plan to before the plan runs; and [WithHistory] and [WithInitialResults],
 // which resume an execution where it stopped.
+//
+// The rules of replanning — what to do after each run, and after each
+// answer of a planner — are a value, [Replanning], which holds no
+// goroutine, clock or I/O: Execute drives one, and a host that runs each
+// plan version its own way, as a durable workflow, drives another to take
+// the same decisions.
 package executor

@@ -40,16 +40,18 @@ const (
 	EventRoundsDone runner.EventKind = "rounds_done"
 )
 
-// emit hands ev to the execution's observers, in order, on the
+// deliver hands evs to the execution's observers, in order, on the
 // execution's goroutine: the runs' events were all delivered when Run
 // returned, so an observer sees every event in order.
-func (e *execution) emit(ev runner.Event) {
+func (e *execution) deliver(evs []runner.Event) {
 	if len(e.c.observers) == 0 {
 		return
 	}
-	ev.RunID, ev.Time = e.res.RunID, time.Now()
-	for k, o := range e.c.observers {
-		e.observe(k, o, ev)
+	for _, ev := range evs {
+		ev.RunID, ev.Time = e.res.RunID, time.Now()
+		for k, o := range e.c.observers {
+			e.observe(k, o, ev)
+		}
 	}
 }
 

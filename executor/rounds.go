@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -214,146 +215,48 @@ func ExecuteRounds(ctx context.Context, mission string, opts ...Option) (*Result
 	return execute(ctx, mission, c, nil)
 }
 
-// roundLoop runs the execution in rounds from d, the plan of the current
-// version; d is nil when the first round is still to plan.
-func (e *execution) roundLoop(ctx context.Context, d *plan.DAG) error {
-	if d == nil {
-		var err error
-		if d, err = e.nextRound(ctx, nil); d == nil {
-			return err
+// roundLoop drives the execution in rounds: it runs each round's plan
+// and asks the round planner as the Replanning decides.
+func (e *execution) roundLoop(ctx context.Context) error {
+	dec := e.Start()
+	for {
+		if dec.Step == StepRound {
+			e.deliver(dec.Events)
+			a, err := e.c.rounds.Round(ctx, e.mission, *dec.Round)
+			if a != nil {
+				e.Spend(a.Usage)
+			}
+			if ctx.Err() != nil && (err != nil || a == nil || a.Check(e.completed) != nil) {
+				return e.cancelled(ctx)
+			}
+			var nd *plan.DAG
+			var rep critic.Report
+			if next := e.RoundPlan(e.mission, a); next != nil {
+				nd, rep = e.check(next)
+			}
+			dec = e.Rounded(a, err, nd, rep)
 		}
-	} else if !e.c.resumed {
-		// The plan given is the first round.
-		if err := e.commit(ctx, d.Plan(), nil); err != nil {
+		e.deliver(dec.Events)
+		if dec.Step != StepRun {
 			return nil
 		}
-		e.res.Rounds = 1
-	}
-	for {
-		p := d.Plan()
-		e.res.Plan = p
-		rr, err := e.run(ctx, d)
+		run := e.Next()
+		if run.Commit != nil && e.commit(ctx, *run.Commit) != nil {
+			return nil
+		}
+		e.deliver(run.Events)
+		rr, err := e.rn.Run(ctx, run.DAG, e.runOptions(run.ID, run.Initial)...)
 		if rr == nil {
 			return err
 		}
-		if err != nil && ctx.Err() != nil && e.parent.Err() == nil {
-			return e.cancelled(ctx)
-		}
-		if err != nil || rr.Status == runner.StatusWaiting {
-			return err
-		}
-		if e.progress {
-			e.streak = 0
-		} else {
-			e.streak++
-		}
-		if d, err = e.nextRound(ctx, rr); d == nil {
-			return err
-		}
-	}
-}
-
-// nextRound asks the round planner after the run rr (nil before the
-// first round) and returns the DAG of the next round, committed; nil when
-// the execution ended, done, failed or halted.
-func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG, error) {
-	round := e.res.Rounds + 1
-	state := RoundState{Round: round, MaxRounds: e.c.maxRounds, Plan: e.res.Plan, Completed: maps.Clone(e.completed), History: slices.Clone(e.res.History)}
-	var last Failure
-	if rr != nil {
-		state.Failed, state.Pending = roundOutcome(rr, e.res.Plan)
-		if len(state.Failed) > 0 {
-			last = state.Failed[0]
-		}
-		last.Plan = e.res.Plan
-		// A failure that halts is never shown to the planner: the round
-		// planner reads the same outputs a repair prompt would.
-		for _, f := range state.Failed {
-			if f.Class != "" && e.c.halts(runner.Class(f.Class)) {
-				f.Plan = e.res.Plan
-				e.stop(f.Class, f, nil)
-				return nil, nil
+		dec = e.Ran(rr, e.retries.take(), err)
+		if err != nil {
+			if ctx.Err() != nil && e.parent.Err() == nil {
+				return e.cancelled(ctx) // the wall-time budget is spent
 			}
-		}
-		if e.overBudget() {
-			e.stop(HaltBudget, last, nil)
-			return nil, nil
-		}
-		if e.streak >= e.c.maxConsecutiveFailures {
-			e.stop(HaltConsecutiveFailures, last, nil)
-			return nil, nil
-		}
-		if len(state.Failed) > 0 && e.c.maxFlakyStreak > 0 && e.flaky >= e.c.maxFlakyStreak {
-			e.stop(HaltFlakyStreak, last, nil)
-			return nil, nil
+			return err
 		}
 	}
-	e.emit(runner.Event{Kind: EventRoundRequested, Version: e.version, Attempt: round})
-	a, err := e.c.rounds.Round(ctx, e.mission, state)
-	if a != nil {
-		e.res.Usage = e.res.Usage.Add(a.Usage)
-	}
-	if err == nil && a == nil {
-		err = errors.New("the round planner gave no answer")
-	}
-	if err == nil {
-		err = a.Check(e.completed)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, e.cancelled(ctx)
-		}
-		e.refused(last, err)
-		return nil, nil
-	}
-	switch a.Action {
-	case RoundDone:
-		e.res.Deliverable = slices.Clone(a.Deliverable)
-		e.res.Status, e.res.Err, e.res.Replan = runner.StatusCompleted, nil, nil
-		e.emit(runner.Event{Kind: EventRoundsDone, Version: e.version, Attempt: round})
-		return nil, nil
-	case RoundFailed:
-		f := last
-		if f.Diagnosis == "" {
-			f.Diagnosis = a.Reason
-		}
-		e.stop(HaltGaveUp, f, &GaveUpError{Reason: a.Reason})
-		return nil, nil
-	}
-	if round > e.c.maxRounds {
-		e.stop(HaltMaxRounds, last, fmt.Errorf("the round budget of %d is spent", e.c.maxRounds))
-		return nil, nil
-	}
-	next := NextRound(e.res.Plan, e.completed, a.Tasks, a.Agents)
-	if next.Mission == "" {
-		next.Mission = e.mission
-	}
-	nd, rep := e.check(next)
-	if nd == nil {
-		e.refused(last, &RefusedError{Report: rep, Gate: e.c.gate})
-		return nil, nil
-	}
-	if e.overBudget() {
-		e.stop(HaltBudget, last, nil)
-		return nil, nil
-	}
-	var trial *Trial
-	if rr == nil {
-		e.res.Report = rep
-	} else {
-		// Version 0 is the first round, which no round led to.
-		e.version++
-		trial = &Trial{Attempt: e.version, Round: round, TaskID: last.TaskID, Class: last.Class, Diagnosis: last.Diagnosis,
-			Output: excerpt(last.Output), NewTaskCount: NewTasks(e.res.Plan, next)}
-		e.res.History = append(e.res.History, *trial)
-	}
-	if err := e.commit(ctx, next, trial); err != nil {
-		return nil, nil
-	}
-	e.res.Rounds = round
-	e.emit(runner.Event{Kind: EventRoundAdopted, Version: e.version, Attempt: round, Tasks: len(next.Tasks), NewTasks: NewTasks(e.res.Plan, next)})
-	e.res.Plan = next
-	return nd, nil
 }
 
 // roundOutcome lists the failed and the pending tasks of a round's run, in
