@@ -103,8 +103,8 @@ func testReviewDecisions(t *testing.T, k *kit) {
 			run: runner.StatusReplanRequired, publish: runner.TaskPending},
 		{name: "approved output fails verification", mods: []mod{verifies(`(= data/result "yes")`), onVerify(plan.PolicyRetry)},
 			decision: runner.Decision{Approved: true, Output: "no"},
-			rev: want{status: runner.TaskFailed, attempts: 1, class: runner.ClassVerification, diagnosis: `predicate returned false: (= data/result "yes")`, output: "no", err: runner.ErrVerification},
-			run: runner.StatusFailed, publish: runner.TaskPending},
+			rev:      want{status: runner.TaskFailed, attempts: 1, class: runner.ClassVerification, diagnosis: `predicate returned false: (= data/result "yes")`, output: "no", err: runner.ErrVerification},
+			run:      runner.StatusFailed, publish: runner.TaskPending},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
