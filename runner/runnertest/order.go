@@ -19,7 +19,8 @@ import (
 //     time, and a task's events sit between the phase_started and
 //     phase_finished of its own phase — but for a task skipped below a
 //     failed synthesis gate, whose one event sits in the gate's phase;
-//     the Eager schedule has no phase events;
+//     a phase with no task event is never started; the Eager schedule
+//     has no phase events;
 //   - a task's events go task_started, then task_verified and
 //     task_retried as attempts go, then one final event whose kind is
 //     the task's final status; a task skipped by its condition or below
@@ -51,7 +52,7 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 	}
 	final := map[string]int{} // task → index of its final event
 	byTask := map[string][]runner.Event{}
-	phase, open := -1, false
+	phase, open, inPhase := -1, false, 0
 	for i, e := range evs[1 : len(evs)-1] {
 		i++
 		switch e.Kind {
@@ -59,13 +60,15 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 			assert.Equal(t, runner.Phased, s.Schedule, "phase events in the eager schedule")
 			assert.False(t, open, "phase %d starts while phase %d is open", e.Phase, phase)
 			assert.Greater(t, e.Phase, phase, "phases start in increasing order")
-			phase, open = e.Phase, true
+			phase, open, inPhase = e.Phase, true, 0
 			continue
 		case runner.EventPhaseFinished:
 			assert.True(t, open && e.Phase == phase, "phase_finished %d closes the phase under way (%d)", e.Phase, phase)
+			assert.NotZero(t, inPhase, "phase %d has task events: a phase with nothing to run is never started", phase)
 			open = false
 			continue
 		}
+		inPhase++
 		if !assert.Contains(t, tasks, e.TaskID, "event %d (%s) names a task of the plan", e.Seq, e.Kind) {
 			continue
 		}
