@@ -26,6 +26,7 @@ import (
 //     the task's final status; a task skipped by its condition or below
 //     a failed gate has only task_skipped, with attempt 0; a task done
 //     before the run or left pending has none;
+//   - a task event's Phase is the task's level, in both schedules;
 //   - every event of a task comes after the final events of its
 //     dependencies, but for a task skipped below a failed gate, whose
 //     event comes after that gate's task_failed.
@@ -50,6 +51,7 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 	for i := range s.Plan.Tasks {
 		tasks[s.Plan.Tasks[i].ID] = &s.Plan.Tasks[i]
 	}
+	level := levels(s.Plan)
 	final := map[string]int{} // task → index of its final event
 	byTask := map[string][]runner.Event{}
 	phase, open, inPhase := -1, false, 0
@@ -72,6 +74,7 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 		if !assert.Contains(t, tasks, e.TaskID, "event %d (%s) names a task of the plan", e.Seq, e.Kind) {
 			continue
 		}
+		assert.Equal(t, level[e.TaskID], e.Phase, "event %d (%s) of %s: Phase is the task's level", e.Seq, e.Kind, e.TaskID)
 		_, settled := final[e.TaskID]
 		assert.False(t, settled, "event %d (%s) of %s after its final event", e.Seq, e.Kind, e.TaskID)
 		belowGate := gateSkip(e)
@@ -190,4 +193,30 @@ func taskHasEvents(evs []runner.Event, id string) bool {
 		}
 	}
 	return false
+}
+
+// levels returns the level of every task of p: 0 without dependencies,
+// else one above its highest dependency.
+func levels(p *plan.Plan) map[string]int {
+	deps := make(map[string][]string, len(p.Tasks))
+	for _, t := range p.Tasks {
+		deps[t.ID] = t.DependsOn
+	}
+	out := make(map[string]int, len(p.Tasks))
+	var level func(id string, depth int) int
+	level = func(id string, depth int) int {
+		if l, ok := out[id]; ok || depth > len(p.Tasks) {
+			return l
+		}
+		l := 0
+		for _, d := range deps[id] {
+			l = max(l, level(d, depth+1)+1)
+		}
+		out[id] = l
+		return l
+	}
+	for _, t := range p.Tasks {
+		level(t.ID, 0)
+	}
+	return out
 }
