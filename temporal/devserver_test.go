@@ -114,6 +114,23 @@ func TestRunPlanOnDevServer(t *testing.T) {
 	}
 	t.Logf("workflow done %v after start", time.Since(start).Round(time.Millisecond))
 
+	// The history the CLI exports (as the SDK's docs suggest) replays too.
+	cliJSON, err := exec.CommandContext(ctx, cli, "workflow", "show",
+		"--address", srv.FrontendHostPort(), "--workflow-id", run.GetID(), "--run-id", run.GetRunID(),
+		"--output", "json").Output()
+	if err != nil {
+		t.Fatalf("temporal workflow show: %v", err)
+	}
+	exported := filepath.Join(t.TempDir(), "history.json")
+	if err := os.WriteFile(exported, cliJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflow(RunPlan)
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, exported); err != nil {
+		t.Fatalf("replaying the CLI's export: %v", err)
+	}
+
 	if *record {
 		hist := &historypb.History{}
 		it := srv.Client().GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
