@@ -84,7 +84,7 @@ func NewActivities(reg *registry.Registry, opts ...Option) *Activities {
 
 // Register registers the activities under their names ([ActivityCatalog],
 // [ActivityAttempt], [ActivityJudge], [ActivityRepair]).
-func (a *Activities) Register(r worker.Registry) {
+func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
 	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
 	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: ActivityJudge})
