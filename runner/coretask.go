@@ -18,9 +18,10 @@ import (
 type Host interface {
 	// Attempt runs attempt req.Attempt of task req.TaskID once, bounded by
 	// timeout: the worker's preconditions, the agent's call, the output
-	// normalised (as [jsonv]-shaped values: maps, slices, strings,
-	// json.Number, bools, nil) and checked by the worker's output slots.
-	// An agent's failure is the Reply's Err, never a panic.
+	// made JSON-shaped as a [Result] holds it (maps of string keys,
+	// slices, strings, json.Number, bools, nil) and checked by the
+	// worker's output slots. An agent's failure is the Reply's Err, never
+	// a panic.
 	Attempt(req *agent.Request, timeout time.Duration) Reply
 	// Judge asks the run's judge about an output, bounded by timeout; it
 	// is called only when the core was told a judge exists.
