@@ -337,15 +337,20 @@ func completed(t *testing.T, res *runner.Result) {
 	assert.Empty(t, res.PendingReviews)
 }
 
-// step is an event projected on what does not depend on timing.
+// step is an event projected on what does not depend on timing: its
+// kind, and its task and attempt, or the phase of a phase event.
 type step struct {
 	Kind    runner.EventKind
 	TaskID  string
 	Attempt int
+	Phase   int
 }
 
 func (s step) String() string {
-	if s.TaskID == "" {
+	switch {
+	case s.Kind == runner.EventPhaseStarted || s.Kind == runner.EventPhaseFinished:
+		return string(s.Kind) + " " + strconv.Itoa(s.Phase)
+	case s.TaskID == "":
 		return string(s.Kind)
 	}
 	return string(s.Kind) + " " + s.TaskID + "#" + strconv.Itoa(s.Attempt)
@@ -355,7 +360,10 @@ func (s step) String() string {
 func steps(evs []runner.Event) []step {
 	out := make([]step, len(evs))
 	for i, e := range evs {
-		out[i] = step{e.Kind, e.TaskID, e.Attempt}
+		out[i] = step{Kind: e.Kind, TaskID: e.TaskID, Attempt: e.Attempt}
+		if e.Kind == runner.EventPhaseStarted || e.Kind == runner.EventPhaseFinished {
+			out[i].Phase = e.Phase
+		}
 	}
 	return out
 }
