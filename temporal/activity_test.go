@@ -43,7 +43,7 @@ func testRegistry(t *testing.T) *registry.Registry {
 	return reg
 }
 
-func attempt(t *testing.T, a *Activities, in AttemptRequest) AttemptReply {
+func runAttempt(t *testing.T, a *Activities, in AttemptRequest) AttemptReply {
 	t.Helper()
 	env := quietSuite().NewTestActivityEnvironment()
 	a.Register(env)
@@ -60,7 +60,7 @@ func TestAttempt(t *testing.T) {
 		return agent.Request{RunID: "r", TaskID: "t", Agent: ag, Input: input, Attempt: 1}
 	}
 
-	ok := attempt(t, a, AttemptRequest{Request: req("echo", "hi"), Timeout: time.Second})
+	ok := runAttempt(t, a, AttemptRequest{Request: req("echo", "hi"), Timeout: time.Second})
 	assert.Nil(t, ok.Failure)
 	assert.JSONEq(t, `{"text":"hi","n":12345678901234567}`, string(ok.Output))
 	assert.Equal(t, 3, ok.Usage.PromptTokens)
@@ -81,20 +81,20 @@ func TestAttempt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := attempt(t, a, tt.in)
+			r := runAttempt(t, a, tt.in)
 			require.NotNil(t, r.Failure)
 			assert.Equal(t, tt.class, r.Failure.Class)
 			assert.Equal(t, tt.timedOut, r.Failure.TimedOut)
 			assert.Empty(t, r.Output)
 		})
 	}
-	r := attempt(t, a, AttemptRequest{Request: req("guarded", "go"), Timeout: time.Second})
+	r := runAttempt(t, a, AttemptRequest{Request: req("guarded", "go"), Timeout: time.Second})
 	assert.Nil(t, r.Failure)
 	assert.JSONEq(t, `"ran"`, string(r.Output))
 }
 
 func TestAttemptNoLLM(t *testing.T) {
-	r := attempt(t, NewActivities(nil), AttemptRequest{Request: agent.Request{TaskID: "t", Agent: "writer"}, Agent: &plan.Agent{}})
+	r := runAttempt(t, NewActivities(nil), AttemptRequest{Request: agent.Request{TaskID: "t", Agent: "writer"}, Agent: &plan.Agent{}})
 	require.NotNil(t, r.Failure)
 	assert.Equal(t, runner.ClassAgentError, r.Failure.Class)
 	assert.Contains(t, r.Failure.Message, ErrNoLLM.Error())
@@ -121,7 +121,10 @@ func TestCatalog(t *testing.T) {
 	assert.Error(t, err, "the snapshot checks slots as the registry does")
 }
 
-// quietSuite is a test suite whose environments log only warnings.
+// quietSuite is a test suite whose environments log only warnings: the
+// SDK's default logger writes every activity result at debug level. (A
+// structured logger needs a *slog.Logger: log.NewStructuredLogger(nil)
+// panics.)
 func quietSuite() *testsuite.WorkflowTestSuite {
 	s := &testsuite.WorkflowTestSuite{}
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))

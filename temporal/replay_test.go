@@ -55,7 +55,9 @@ func TestReplayHistories(t *testing.T) {
 }
 
 // TestReplayCatchesNondeterminism checks that the replay has teeth: a
-// workflow that no longer reads the catalog first does not replay.
+// workflow that no longer reads the catalog first does not replay. Replay
+// compares the commands (their types and ids), not the activities'
+// inputs: a change that only alters what an activity is asked replays.
 func TestReplayCatchesNondeterminism(t *testing.T) {
 	changed := func(ctx workflow.Context, in Input) (*Outcome, error) {
 		return nil, workflow.Sleep(ctx, time.Second)
@@ -109,6 +111,8 @@ func TestRecordHistories(t *testing.T) {
 	require.NotEmpty(t, cli, "no temporal CLI")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// Without ExistingPath the helper downloads the CLI; its output goes
+	// to the test's own stdout and stderr unless redirected.
 	var out bytes.Buffer
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  cli,
@@ -128,8 +132,10 @@ func TestRecordHistories(t *testing.T) {
 			}
 			return agent.Result{Output: map[string]any{"n": 3}}, nil
 		}),
-		"broken": agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, errors.New("broken") }),
-		"fixer":  echo("fixed"),
+		"broken": agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+			return agent.Result{}, errors.New("broken")
+		}),
+		"fixer": echo("fixed"),
 	})
 	const queue = "dagent-record"
 	w := worker.New(c, queue, worker.Options{})

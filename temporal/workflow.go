@@ -104,6 +104,9 @@ type flow struct {
 	pending   []runner.PendingReview
 	seq       int
 	started   time.Time
+	// live are the attempts under way, by task id: the core records a
+	// task's attempts when it settles, the query shows them before.
+	live map[string]attempt
 	// noRetry are the classes that halt a run that replans, which are
 	// not retried either.
 	noRetry []runner.Class
@@ -188,6 +191,9 @@ func (f *flow) snapshot() (*Snapshot, error) {
 	}
 	for _, t := range f.core.Tasks() {
 		ts := TaskState{ID: t.ID, Status: t.Status, Attempts: t.Attempts, Class: t.Class, Diagnosis: t.Diagnosis, Output: t.Output}
+		if req, ok := f.live[t.ID]; ok && t.Status == runner.TaskRunning {
+			ts.Attempts, ts.Diagnosis = req.n, req.diagnosis
+		}
 		if t.Err != nil {
 			ts.Error = t.Err.Error()
 		}
@@ -327,7 +333,7 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	f.core = c
+	f.core, f.live = c, map[string]attempt{}
 	f.observe(runner.Event{Kind: runner.EventRunStarted, Time: workflow.Now(ctx), RunID: id})
 	var done []runner.Outcome
 	// The loop drives the run to its end even once ctx is cancelled: the
@@ -375,6 +381,13 @@ func (f *flow) observe(e runner.Event) {
 	f.w.Observe(e)
 }
 
+// attempt is an attempt under way: its number, and the diagnosis of the
+// one before.
+type attempt struct {
+	n         int
+	diagnosis string
+}
+
 // host is a task's [runner.Host] in the workflow: attempts and
 // judgements are activities, waits durable timers.
 type host struct {
@@ -387,27 +400,30 @@ type host struct {
 func (h *host) Now() time.Time { return workflow.Now(h.ctx) }
 
 // options are the activity options of an attempt or a judgement bounded
-// by timeout.
-func (h *host) options(timeout time.Duration) workflow.Context {
-	hb := h.f.in.HeartbeatTimeout
-	if hb <= 0 {
-		hb = DefaultHeartbeatTimeout
-	}
+// by timeout, heartbeating every heartbeat (0: none). Temporal's retries
+// are for an activity lost with its worker only: the activities report
+// every failure of an agent as their result.
+func (h *host) options(timeout, heartbeat time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(h.ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + activityGrace,
-		HeartbeatTimeout:    hb,
+		HeartbeatTimeout:    heartbeat,
 		RetryPolicy:         &sdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: MaxActivityAttempts},
 	})
 }
 
 func (h *host) Attempt(req *agent.Request, timeout time.Duration) runner.Reply {
+	h.f.live[req.TaskID] = attempt{n: req.Attempt, diagnosis: req.Diagnosis}
 	in := AttemptRequest{Request: *req, Timeout: timeout, MaxTurns: h.f.in.Spec.LLM.MaxTurns, Temperature: h.f.in.Spec.LLM.Temperature}
 	if _, ok := h.f.cat.WorkerOutputs(req.Agent); !ok {
 		def := h.d.Plan().Agents[req.Agent]
 		in.Agent = &def
 	}
+	hb := h.f.in.HeartbeatTimeout
+	if hb <= 0 {
+		hb = DefaultHeartbeatTimeout
+	}
 	var out AttemptReply
-	if err := workflow.ExecuteActivity(h.options(timeout), ActivityAttempt, in).Get(h.ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(h.options(timeout, hb), ActivityAttempt, in).Get(h.ctx, &out); err != nil {
 		return lost(h.ctx, err)
 	}
 	if out.Failure != nil {
@@ -439,7 +455,7 @@ func (h *host) Judge(req runner.JudgeRequest, timeout time.Duration) (runner.Ver
 		in.Model = j.Model
 	}
 	var out JudgeReply
-	if err := workflow.ExecuteActivity(h.options(timeout), ActivityJudge, in).Get(h.ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(h.options(timeout, 0), ActivityJudge, in).Get(h.ctx, &out); err != nil {
 		return runner.Verdict{}, lost(h.ctx, err).Err
 	}
 	return out.Verdict, out.Failure.Err()

@@ -188,7 +188,9 @@ func TestWorkflowInvalidInput(t *testing.T) {
 }
 
 func TestWorkflowRepairsTheTail(t *testing.T) {
-	broken := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, errors.New("broken for good") })
+	broken := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+		return agent.Result{}, errors.New("broken for good")
+	})
 	var fixedIn string
 	fixer := agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
 		fixedIn = req.RunID
@@ -208,6 +210,9 @@ func TestWorkflowRepairsTheTail(t *testing.T) {
 	e := quietSuite().NewTestWorkflowEnvironment()
 	w.Register(e)
 	NewActivities(workers(t, map[string]agent.Agent{"echo": echo("a"), "broken": broken, "fixer": fixer})).Register(e)
+	// Once an activity has a mock, a call no mock matches panics rather
+	// than falling through to the registered activity: one mock matches
+	// every call, and answers with a func.
 	e.OnActivity(ActivityRepair, mock.Anything, mock.Anything).Return(func(_ context.Context, in RepairRequest) (RepairReply, error) {
 		asked = in
 		return RepairReply{Plan: repaired, Reason: "use the fixer", Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 5}, Calls: 1}, nil
@@ -231,4 +236,44 @@ func TestWorkflowRepairsTheTail(t *testing.T) {
 	assert.Equal(t, map[string]any{"a": "a"}, asked.Completed)
 	assert.Contains(t, kinds, executor.EventRepairAdopted)
 	assert.Equal(t, "c", o.Execution.Plan.Tasks[1].ID, "the plan that ran last")
+}
+
+func TestWorkflowWallTimeBudget(t *testing.T) {
+	fails := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, errors.New("no") })
+	e := env(t, workers(t, map[string]agent.Agent{"fails": fails, "echo": echo("x")}))
+	p := mustPlan(t, `{"mission": "m", "tasks": [
+		{"id": "ok", "agent": "echo", "input": "x"},
+		{"id": "a", "agent": "fails", "input": "x", "on_failure": "retry", "max_retries": 5}]}`)
+	spec := durable.Spec{Plan: p, Replan: durable.ReplanDefaults()}
+	spec.Budget.MaxDuration = time.Hour
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "wall", Spec: spec, Backoff: &runner.Backoff{Initial: 2 * time.Hour}})
+	o := outcome(t, e)
+	require.NotNil(t, o.Execution)
+	assert.Equal(t, runner.StatusFailed, o.Run.Status)
+	assert.Equal(t, executor.HaltBudget, o.Execution.Halt)
+	assert.Equal(t, runner.TaskDone, o.Run.Tasks["ok"].Status)
+	assert.Less(t, o.Run.Duration, 2*time.Hour, "the budget's timer ends the backoff")
+}
+
+func TestWorkflowQueryWhileRunning(t *testing.T) {
+	fails := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+		return agent.Result{}, errors.New("flaked")
+	})
+	e := env(t, workers(t, map[string]agent.Agent{"fails": fails, "echo": echo("x")}))
+	p := mustPlan(t, `{"tasks": [
+		{"id": "ok", "agent": "echo", "input": "x"},
+		{"id": "a", "agent": "fails", "input": "x", "on_failure": "retry", "max_retries": 1}]}`)
+	var mid Snapshot
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(QueryTasks)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 30*time.Minute)
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "q", Spec: durable.Spec{Plan: p}, Backoff: &runner.Backoff{Initial: time.Hour}})
+	outcome(t, e)
+	assert.Equal(t, "running", mid.Status)
+	require.Len(t, mid.Tasks, 2)
+	assert.Equal(t, TaskState{ID: "ok", Status: runner.TaskDone, Attempts: 1, Output: "x"}, mid.Tasks[0])
+	assert.Equal(t, runner.TaskRunning, mid.Tasks[1].Status, "a waits for its retry")
+	assert.Equal(t, 1, mid.Tasks[1].Attempts)
 }
