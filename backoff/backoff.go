@@ -30,8 +30,18 @@ type Policy struct {
 
 // Delay is the wait before retry n, counting from 1; zero for n < 1. It
 // never overflows: a wait beyond the range of [time.Duration] is capped
-// at half of it, nearly 150 years.
+// at half of it, nearly 150 years. Its jitter is random: it is
+// DelayAt(n, rand.Float64()).
 func (p Policy) Delay(n int) time.Duration {
+	return p.DelayAt(n, rand.Float64())
+}
+
+// DelayAt is the wait before retry n, as [Policy.Delay], with u in [0, 1)
+// choosing the jitter: the wait less u × Jitter of it. It is a pure
+// function of its arguments, for callers that must compute the same wait
+// again — a replayed workflow, say — from a u they derive themselves. A u
+// outside [0, 1) is clamped to it.
+func (p Policy) DelayAt(n int, u float64) time.Duration {
 	if p.Initial <= 0 || n < 1 {
 		return 0
 	}
@@ -41,7 +51,7 @@ func (p Policy) Delay(n int) time.Duration {
 	}
 	d = min(d, math.MaxInt64/2)
 	if j := min(max(p.Jitter, 0), 1); j > 0 {
-		d -= d * j * rand.Float64()
+		d -= d * j * min(max(u, 0), 1)
 	}
 	return time.Duration(d)
 }

@@ -67,6 +67,35 @@ func TestDelayJitter(t *testing.T) {
 	}
 }
 
+func TestDelayAt(t *testing.T) {
+	p := backoff.Policy{Initial: time.Second, Coefficient: 2, Jitter: 0.5}
+	tests := []struct {
+		name string
+		n    int
+		u    float64
+		want time.Duration
+	}{
+		{"no jitter drawn", 1, 0, time.Second},
+		{"half the jitter", 1, 0.5, 750 * time.Millisecond},
+		{"second retry", 2, 0.5, 1500 * time.Millisecond},
+		{"below 0 counts as 0", 1, -3, time.Second},
+		{"1 and over count as 1", 1, 9, 500 * time.Millisecond},
+		{"retry 0", 0, 0.5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, p.DelayAt(tt.n, tt.u))
+			assert.Equal(t, tt.want, p.DelayAt(tt.n, tt.u), "the same arguments give the same wait")
+		})
+	}
+}
+
+func ExamplePolicy_DelayAt() {
+	p := backoff.Policy{Initial: time.Second, Coefficient: 2, Jitter: 0.5}
+	fmt.Println(p.DelayAt(1, 0), p.DelayAt(2, 0.5), p.DelayAt(3, 1))
+	// Output: 1s 1.5s 2s
+}
+
 func ExamplePolicy_Delay() {
 	p := backoff.Policy{Initial: time.Second, Coefficient: 2, Max: 5 * time.Second}
 	for n := 1; n <= 4; n++ {

@@ -242,6 +242,13 @@ func WithoutHaltOn(classes ...runner.Class) Option {
 // halts reports whether a failure of class halts the execution.
 func (c *config) halts(class runner.Class) bool { return c.haltOn[class] }
 
+// admits reports whether a plan whose check is d (nil: the plan cannot
+// run) and whose review is rep may run: its check found no problem and
+// the gate does not refuse it.
+func (c *config) admits(d *plan.DAG, rep *critic.Report) bool {
+	return d != nil && d.Err() == nil && !c.gate.Refuses(rep)
+}
+
 // haltClasses are the classes that halt the execution, sorted. The runs
 // do not retry their failures: a retry would repeat what the halt is there
 // to stop, such as an agent led by planted text getting another go.

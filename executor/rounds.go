@@ -217,6 +217,8 @@ func ExecuteRounds(ctx context.Context, mission string, opts ...Option) (*Result
 // roundLoop runs the execution in rounds from d, the plan of the current
 // version; d is nil when the first round is still to plan.
 func (e *execution) roundLoop(ctx context.Context, d *plan.DAG) error {
+	// A halt's events wait for the next event, or for the end.
+	defer e.emitPending()
 	if d == nil {
 		var err error
 		if d, err = e.nextRound(ctx, nil); d == nil {
@@ -224,7 +226,7 @@ func (e *execution) roundLoop(ctx context.Context, d *plan.DAG) error {
 		}
 	} else if !e.c.resumed {
 		// The plan given is the first round.
-		if err := e.commit(ctx, d.Plan(), nil); err != nil {
+		if err := e.commit(ctx, PlanCommit{RunID: e.res.RunID, Version: e.version, Plan: d.Plan()}); err != nil {
 			return nil
 		}
 		e.res.Rounds = 1
@@ -347,7 +349,7 @@ func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG
 			Output: excerpt(last.Output), NewTaskCount: NewTasks(e.res.Plan, next)}
 		e.res.History = append(e.res.History, *trial)
 	}
-	if err := e.commit(ctx, next, trial); err != nil {
+	if err := e.commit(ctx, PlanCommit{RunID: e.res.RunID, Version: e.version, Plan: next, Trial: trial}); err != nil {
 		return nil, nil
 	}
 	e.res.Rounds = round

@@ -41,4 +41,21 @@
 // Every state change is an Event delivered, in order, to the observers;
 // observers run on their own goroutines, so a slow one does not stall the
 // scheduler, and Run returns once they have seen the last event.
+//
+// # The core and its drivers
+//
+// What a run decides is apart from how it runs. A [Core] holds the
+// decisions — the ready queue, the phases, the priorities, the worker
+// caps, each task's flow (its when condition, request, attempts and
+// retries, verification, judge and failure policy), the settling, the
+// gates, the halts and the result — and starts no goroutine, reads no
+// clock and draws no random number: the time comes with each call, the
+// cancellation from [CoreConfig.Cancelled], and everything a task does
+// that blocks or touches the world (its attempts, the judge, the wait
+// before a retry) from a [Host]. The Runner is one driver of it: workers
+// in an errgroup.Group per phase, a watchdog that enforces the attempts'
+// deadlines, the journal and the observers. A durable workflow can be
+// another, with the attempts as activities and the waits as timers: built
+// with [NewCore] for the same plan, a Core settles every task as the
+// Runner does and emits the same task and phase events.
 package runner

@@ -361,3 +361,72 @@ func ExampleWithMaxRequestBytes() {
 	// failed true
 	// request too large: the request of task "sum" is over 1024 bytes, the limit: its dependencies' outputs, inputs and templates carry too much
 }
+
+// upper is a Host that runs each attempt at once, on the caller's
+// goroutine, as a workflow runs an activity and waits for it. Its clock is
+// fixed, as a workflow's is while it decides.
+type upper struct{ now time.Time }
+
+func (h upper) Attempt(req *agent.Request, _ time.Duration) runner.Reply {
+	return runner.Reply{Output: strings.ToUpper(req.Input)}
+}
+
+func (upper) Judge(runner.JudgeRequest, time.Duration) (runner.Verdict, error) {
+	return runner.Verdict{Pass: true}, nil
+}
+
+func (upper) Wait(time.Duration) runner.WaitEnd { return runner.WaitDone }
+func (h upper) Now() time.Time                  { return h.now }
+
+// Drive a run's core without the Runner: the loop of a workflow, which
+// takes the tasks that may start, runs each through its Host, settles it,
+// and opens the next phase once nothing runs. Tasks taken together could
+// run concurrently, each RunTask on a coroutine of its own.
+func ExampleNewCore() {
+	p, err := plan.Parse([]byte(`{
+  "tasks": [
+    {"id": "greet", "agent": "shout", "input": "hello"},
+    {"id": "name",  "agent": "shout", "input": "world"},
+    {"id": "join",  "agent": "shout", "input": "{{results.greet}}, {{results.name}}!", "depends_on": ["greet", "name"]}
+  ]
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := p.DAG(plan.WithWorkers("shout"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var events []runner.EventKind
+	c, err := runner.NewCore(d, runner.CoreConfig{
+		RunID: "run-1", Started: now, Concurrency: 2,
+		Observe: func(e runner.Event) { events = append(events, e.Kind) },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := upper{now: now}
+	c.Advance(now)
+	for {
+		var taken []int
+		for i := c.Take(now); i >= 0; i = c.Take(now) {
+			taken = append(taken, i)
+		}
+		for _, i := range taken {
+			c.Settle(c.RunTask(h, i), now)
+		}
+		if c.Running() == 0 && len(taken) == 0 && !c.Advance(now) {
+			break
+		}
+	}
+	res := c.Result(now)
+	fmt.Println(res.Status, res.Tasks["join"].Output)
+	fmt.Println(events[0], events[len(events)-1], len(events))
+	// Output:
+	// completed HELLO, WORLD!
+	// phase_started phase_finished 10
+}

@@ -11,27 +11,27 @@ import (
 // strings as they are, other values as JSON, a skipped task as "". It also
 // returns each template's value by reference ("results.ID.path"), nil for
 // a skipped task.
-func (r *run) render(i int) (string, map[string]any, error) {
-	in := r.p.Tasks[i].Input
+func (c *core) render(i int) (string, map[string]any, error) {
+	in := c.p.Tasks[i].Input
 	if !strings.Contains(in, "{{") {
 		return in, nil, nil
 	}
 	var b strings.Builder
 	var refs map[string]any
 	last := 0
-	for _, ref := range r.d.Refs(i) {
-		j, _ := r.d.Index(ref.Task)
+	for _, ref := range c.d.Refs(i) {
+		j, _ := c.d.Index(ref.Task)
 		b.WriteString(in[last:ref.Start])
 		last = ref.End
 		if refs == nil {
 			refs = make(map[string]any)
 		}
 		key := strings.TrimSpace(in[ref.Start+2 : ref.End-2])
-		if r.state[j].res.Status != TaskDone {
+		if c.state[j].res.Status != TaskDone {
 			refs[key] = nil
 			continue
 		}
-		v, ok := jsonv.Lookup(r.state[j].res.Output, ref.Path)
+		v, ok := jsonv.Lookup(c.state[j].res.Output, ref.Path)
 		if !ok {
 			return "", nil, fmt.Errorf("%w: template %s: the output of %q has no %q", ErrMissingValue, in[ref.Start:ref.End], ref.Task, ref.Path)
 		}
@@ -44,16 +44,16 @@ func (r *run) render(i int) (string, map[string]any, error) {
 
 // wire resolves task i's inputs slots; slots wired from a skipped task are
 // left out.
-func (r *run) wire(i int) (map[string]any, error) {
-	t := &r.p.Tasks[i]
+func (c *core) wire(i int) (map[string]any, error) {
+	t := &c.p.Tasks[i]
 	if len(t.Inputs) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]any, len(t.Inputs))
 	missing := "" // the first, by name, of the inputs whose slot is missing
 	for name, in := range t.Inputs {
-		j, _ := r.d.Index(in.From)
-		from := &r.state[j].res
+		j, _ := c.d.Index(in.From)
+		from := &c.state[j].res
 		if from.Status != TaskDone {
 			continue
 		}

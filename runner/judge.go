@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/dagent-dev/dagent/agent"
 )
@@ -63,34 +62,4 @@ var (
 // predicate passes. Without it, rubrics are not checked.
 func WithJudge(j Judge) Option {
 	return func(rn *Runner) { rn.rubricJudge = j }
-}
-
-// rubric asks the runner's judge about the output of task i's attempt,
-// adding its cost to the task's usage. The judgement is bounded by the
-// task's timeout, as its attempt is, and ends with the run: a judge is a
-// network call that may stall.
-func (r *run) rubric(j *job, attempt int, output any) (failure, bool) {
-	i := j.i
-	t := &r.p.Tasks[i]
-	ctx := r.ctx
-	if b := r.state[i].bind; b != nil && b.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.timeout)
-		defer cancel()
-	}
-	v, err := r.rubricJudge.Judge(ctx, JudgeRequest{
-		RunID: r.id, TaskID: t.ID, Attempt: attempt, Input: j.input, Rubric: t.Rubric, Output: output,
-	})
-	j.o.usage = j.o.usage.Add(v.Usage)
-	if err != nil && r.ctx.Err() != nil {
-		// The run's cancellation ended the judgement: the task ends as
-		// the attempt of a cancelled run does, with no verdict.
-		return failure{err: fmt.Errorf("cancelled: %w", context.Cause(r.ctx)), cancelled: true}, false
-	}
-	if err != nil {
-		err = fmt.Errorf("%w: %w", ErrJudge, err)
-		r.emitTask(EventTaskVerified, i, attempt, err, err.Error())
-		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output, final: true}, false
-	}
-	return r.verdict(j, attempt, output, v.Pass, v.Reason, ErrRubric, "the output does not meet the rubric: ", t.Rubric)
 }

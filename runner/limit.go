@@ -9,24 +9,24 @@ import "cmp"
 // run's concurrency, until a task of the worker gives one back. A parked
 // task implies a full limit, and so a running task that will give its
 // place back: parking neither blocks the tasks behind it nor deadlocks.
-// Guarded by run.mu.
+// Guarded by the run's lock.
 type limit struct {
 	max     int
 	running int
-	parked  []int // a heap by run.less
+	parked  []int // a heap by core.less
 }
 
 // compare orders tasks a and b by priority, the higher first, then by
 // their order in the plan.
-func (r *run) compare(a, b int) int {
-	if c := cmp.Compare(r.p.Tasks[b].Priority, r.p.Tasks[a].Priority); c != 0 {
-		return c
+func (c *core) compare(a, b int) int {
+	if d := cmp.Compare(c.p.Tasks[b].Priority, c.p.Tasks[a].Priority); d != 0 {
+		return d
 	}
 	return cmp.Compare(a, b)
 }
 
 // less reports whether task a starts before task b.
-func (r *run) less(a, b int) bool { return r.compare(a, b) < 0 }
+func (c *core) less(a, b int) bool { return c.compare(a, b) < 0 }
 
 // pushHeap adds i to the heap h, ordered by less.
 func pushHeap(h []int, i int, less func(a, b int) bool) []int {

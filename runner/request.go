@@ -11,8 +11,8 @@ import (
 // checkRequest refuses a request of task t larger than the runner's bound,
 // before it is built: held whole, sent to a worker or shown to a model, the
 // outputs of a wide fan-in would cost memory the host may not have.
-func (r *run) checkRequest(j *job, t *plan.Task) error {
-	limit := r.maxRequest
+func (c *core) checkRequest(j *carry, t *plan.Task) error {
+	limit := c.conf.maxRequest
 	if limit == 0 {
 		limit = DefaultMaxRequestBytes
 	}

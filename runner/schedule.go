@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -34,7 +32,7 @@ func (r *run) walk() {
 	defer r.stopWatch()
 	done := make(chan struct{})
 	r.mu.Lock()
-	r.done, r.phase = done, -1
+	r.done = done
 	if r.schedule == Eager {
 		r.join(new(errgroup.Group))
 	}
@@ -71,39 +69,18 @@ func (r *run) join(g *errgroup.Group) {
 }
 
 // advance, in Phased, finishes the phase under way and starts the next one
-// that has tasks, unless the run stopped; it reports whether it started
-// one. The caller holds mu, and no task runs or is ready.
+// that has tasks, in a group of its own limited to the concurrency, unless
+// the run stopped; it reports whether it started one. The caller holds
+// mu, and no task runs or is ready.
 func (r *run) advance(now time.Time) bool {
-	if r.schedule == Eager {
+	if !r.core.advance(now) {
 		return false
 	}
-	if r.phase >= 0 && r.phase < len(r.byPhase) && r.bus != nil {
-		r.bus.emit(Event{Kind: EventPhaseFinished, Time: now, RunID: r.id, Phase: r.phase, Duration: now.Sub(r.begun)})
-	}
-	if !r.stopped() {
-		for k := r.phase + 1; k < len(r.byPhase); k++ {
-			if len(r.byPhase[k]) == 0 {
-				continue
-			}
-			r.phase, r.begun = k, now
-			r.ready, r.head, r.byPhase[k] = r.byPhase[k], 0, nil
-			if r.ordered {
-				// Sorted, the phase's tasks are a heap already.
-				slices.SortFunc(r.ready, r.compare)
-			}
-			g := new(errgroup.Group)
-			g.SetLimit(r.concurrency)
-			r.join(g)
-			r.bus.emit(Event{Kind: EventPhaseStarted, Time: now, RunID: r.id, Phase: k})
-			return true
-		}
-	}
-	r.phase = len(r.byPhase)
-	return false
+	g := new(errgroup.Group)
+	g.SetLimit(r.concurrency)
+	r.join(g)
+	return true
 }
-
-// stopped reports whether no new task may start. The caller holds mu.
-func (r *run) stopped() bool { return r.halted || r.ctx.Err() != nil }
 
 // spawn finds a worker for each ready task: an idle one, or while a place
 // is free a new one, which starts its task at now. Idle workers wake one
@@ -124,80 +101,13 @@ func (r *run) spawn(now time.Time) {
 		}
 		r.workers++
 		r.inGroup++
-		j := &job{gen: r.gen}
+		j := &job{gen: r.gen, r: r}
 		r.enlist(j)
 		r.group.Go(func() error {
 			growStack(0)
 			r.work(j, i)
 			return nil
 		})
-	}
-}
-
-// take returns the next task to start, marked running and started at now,
-// or -1 when none may start. A ready task whose worker runs as many
-// attempts as it may is parked with the worker's limit, holding no place,
-// and the next one is taken. The caller holds mu.
-func (r *run) take(now time.Time) int {
-	if r.stopped() {
-		return -1
-	}
-	for r.head < len(r.ready) {
-		i := r.pop()
-		st := &r.state[i]
-		if st.bind != nil && st.bind.limit != nil {
-			l := st.bind.limit
-			if l.running == l.max {
-				l.parked = pushHeap(l.parked, i, r.less)
-				continue
-			}
-			l.running++
-		}
-		r.running++
-		st.res.Status, st.res.Started = TaskRunning, now
-		return i
-	}
-	return -1
-}
-
-// pop removes the next ready task: the first in order of readiness, or
-// when ordered the first by priority. The caller holds mu, and a task is
-// ready.
-func (r *run) pop() int {
-	if !r.ordered {
-		i := r.ready[r.head]
-		r.head++
-		return i
-	}
-	var i int
-	i, r.ready = popHeap(r.ready, r.less)
-	return i
-}
-
-// unlimit gives back the place task i held with its worker's limit, and
-// makes ready the first task parked there, unless the run stopped. The
-// caller holds mu.
-func (r *run) unlimit(i int) {
-	b := r.state[i].bind
-	if b == nil || b.limit == nil {
-		return
-	}
-	l := b.limit
-	l.running--
-	if len(l.parked) == 0 || r.stopped() {
-		return
-	}
-	var j int
-	j, l.parked = popHeap(l.parked, r.less)
-	switch {
-	case r.ordered:
-		r.ready = pushHeap(r.ready, j, r.less)
-	case r.head > 0:
-		// It was ready before every task behind head: it goes first.
-		r.head--
-		r.ready[r.head] = j
-	default:
-		r.ready = slices.Insert(r.ready, 0, j)
 	}
 }
 
@@ -215,8 +125,8 @@ func (r *run) work(j *job, i int) {
 
 // resume carries on the task of j after the watchdog abandoned its attempt
 // n, whose failure is x, on the goroutine that replaces its worker.
-func (r *run) resume(j *job, n int, x reply) {
-	if o, ok := r.attempts(j, n, &x); ok {
+func (r *run) resume(j *job, n int, x Reply) {
+	if o, ok := r.attempts(j, &j.carry, n, &x); ok {
 		r.work(j, r.finish(j, &o))
 	}
 }
@@ -299,130 +209,6 @@ func (r *run) carryOn(j *job, now time.Time) int {
 		close(r.done)
 	}
 	return -1
-}
-
-// enqueue makes task i startable: now in Eager, when its phase comes in
-// Phased. The caller holds mu, or owns the run before it starts.
-func (r *run) enqueue(i int) {
-	if r.schedule == Eager {
-		if r.head == len(r.ready) {
-			r.ready, r.head = r.ready[:0], 0
-		}
-		if r.ordered {
-			r.ready = pushHeap(r.ready, i, r.less)
-		} else {
-			r.ready = append(r.ready, i)
-		}
-		return
-	}
-	k := r.d.Level(i)
-	r.byPhase[k] = append(r.byPhase[k], i)
-}
-
-// settle records a task's final state at now and applies what it means
-// for the run. The caller holds mu.
-func (r *run) settle(o *outcome, now time.Time) {
-	st := &r.state[o.i]
-	res := &st.res
-	res.Status, res.Attempts, res.Output, res.Err, res.Diagnosis = o.status, o.attempts, o.output, o.err, o.diagnosis
-	res.Usage = o.usage
-	res.Duration = now.Sub(res.Started)
-	if o.status == TaskFailed || o.status == TaskSkipped {
-		res.Class = Classify(o.err)
-	}
-	if r.bus != nil {
-		e := Event{Time: now, RunID: r.id, TaskID: res.ID, Phase: r.d.Level(o.i), Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage}
-		switch o.status {
-		case TaskDone:
-			e.Kind, e.Output = EventTaskFinished, o.output
-		case TaskSkipped:
-			e.Kind = EventTaskSkipped
-		case TaskWaiting:
-			e.Kind = EventTaskWaiting
-		default:
-			e.Kind = EventTaskFailed
-		}
-		r.bus.emit(e)
-	}
-	if o.status == TaskDone || o.status == TaskSkipped {
-		r.release(o.i)
-	}
-	switch o.action {
-	case actHalt:
-		r.halt(&TaskError{TaskID: res.ID, Err: o.err})
-	case actGate:
-		r.halt(nil)
-		r.failGate(o.i)
-	case actGateOnly:
-		r.failGate(o.i)
-	case actReplan:
-		r.halt(nil)
-		if r.replan == nil {
-			r.replan = &ReplanRequest{TaskID: res.ID, Output: o.output, Diagnosis: o.diagnosis}
-		}
-	}
-}
-
-// release lets the tasks waiting for task i start once nothing else holds
-// them.
-func (r *run) release(i int) {
-	for _, j := range r.after(i) {
-		if r.waits[j]--; r.waits[j] == 0 {
-			r.enqueue(j)
-		}
-	}
-}
-
-// halt stops new tasks and new attempts from starting; running attempts
-// finish.
-func (r *run) halt(err error) {
-	if !r.halted {
-		r.halted = true
-		close(r.halting)
-	}
-	if r.err == nil && err != nil {
-		r.err = err
-	}
-}
-
-// failGate skips everything downstream of the failed gate g and fails the
-// run.
-func (r *run) failGate(g int) {
-	gate := &r.state[g].res
-	if r.err == nil {
-		r.err = &TaskError{TaskID: gate.ID, Err: gate.Err}
-	}
-	reason := fmt.Errorf("%w: %q", ErrGateFailed, gate.ID)
-	now := time.Now()
-	stack := slices.Clone(r.after(g))
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		st := &r.state[i]
-		if st.res.Status != TaskPending {
-			continue
-		}
-		st.res.Status, st.res.Err, st.res.Class = TaskSkipped, reason, ClassGateFailed
-		r.bus.emit(Event{Kind: EventTaskSkipped, Time: now, RunID: r.id, TaskID: st.res.ID, Phase: r.d.Level(i), Err: reason})
-		stack = append(stack, r.after(i)...)
-	}
-}
-
-// depends gathers the outputs of task i's direct dependencies; skipped ones
-// are named instead.
-func (r *run) depends(i int) (map[string]any, []string) {
-	deps := r.d.Deps(i)
-	out := make(map[string]any, len(deps))
-	var skipped []string
-	for _, j := range deps {
-		res := &r.state[j].res
-		if res.Status == TaskDone {
-			out[res.ID] = res.Output
-		} else {
-			skipped = append(skipped, res.ID)
-		}
-	}
-	return out, skipped
 }
 
 // workerStack is about the stack a worker's calls reach: a task's

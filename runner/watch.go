@@ -159,10 +159,10 @@ func (j *job) check(now time.Time) (time.Time, bool) {
 func (r *run) abandon(j *job) {
 	r.dismiss(j)
 	r.detached = true
-	next := &job{carry: j.carry, timedOut: j.timedOut, gen: j.gen}
+	next := &job{carry: j.carry, timedOut: j.timedOut, gen: j.gen, r: r}
 	r.enlist(next)
 	err := fmt.Errorf("%w within %s: %w", ErrAbandoned, abandonGrace, context.Cause(j.ctx))
-	go r.resume(next, j.n, reply{err: err})
+	go r.resume(next, j.n, Reply{Err: err, TimedOut: j.timedOut})
 }
 
 // cancelled starts the grace period of every attempt in flight when the

@@ -43,6 +43,7 @@ var ErrNoLLM = errors.New("no LLM client on this worker")
 // use.
 type Activities struct {
 	reg       *registry.Registry
+	agents    map[string]agent.Agent
 	llm       llm.Client
 	judge     runner.Judge
 	heartbeat time.Duration
@@ -54,6 +55,18 @@ type Option func(*Activities)
 // WithLLM gives the worker the LLM of plans' LLM agents, of the rubric
 // judge (unless [WithJudge]) and of the planner's repairs.
 func WithLLM(c llm.Client) Option { return func(a *Activities) { a.llm = c } }
+
+// WithAgent runs the tasks whose agent is name with a, before the
+// registry's worker of that name and the plan's LLM agent, as
+// [runner.WithAgent] does in process.
+func WithAgent(name string, a agent.Agent) Option {
+	return func(x *Activities) {
+		if x.agents == nil {
+			x.agents = map[string]agent.Agent{}
+		}
+		x.agents[name] = a
+	}
+}
 
 // WithJudge sets the judge of rubrics; by default, a
 // [github.com/dagent-dev/dagent/judge.Judge] on the worker's LLM.
@@ -84,7 +97,7 @@ func NewActivities(reg *registry.Registry, opts ...Option) *Activities {
 
 // Register registers the activities under their names ([ActivityCatalog],
 // [ActivityAttempt], [ActivityJudge], [ActivityRepair]).
-func (a *Activities) Register(r worker.Registry) {
+func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
 	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
 	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: ActivityJudge})
@@ -97,6 +110,9 @@ func (a *Activities) Register(r worker.Registry) {
 type Catalog struct {
 	Workers map[string]WorkerInfo `json:"workers"`
 	Tools   []string              `json:"tools"`
+	// Agents names the agents given by [WithAgent], sorted; they count
+	// as workers that declare no outputs.
+	Agents []string `json:"agents,omitempty"`
 }
 
 // WorkerInfo is one worker of a [Catalog].
@@ -109,6 +125,9 @@ type WorkerInfo struct {
 
 // WorkerOutputs implements [plan.Catalog].
 func (c *Catalog) WorkerOutputs(name string) ([]string, bool) {
+	if slices.Contains(c.Agents, name) {
+		return nil, true
+	}
 	w, ok := c.Workers[name]
 	return w.Outputs, ok
 }
@@ -121,6 +140,10 @@ var _ plan.Catalog = (*Catalog)(nil)
 // Catalog answers the snapshot of the worker's registry.
 func (a *Activities) Catalog(context.Context) (*Catalog, error) {
 	c := &Catalog{Workers: map[string]WorkerInfo{}, Tools: []string{}}
+	for name := range a.agents {
+		c.Agents = append(c.Agents, name)
+	}
+	slices.Sort(c.Agents)
 	if a.reg == nil {
 		return c, nil
 	}
@@ -194,6 +217,9 @@ func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptRep
 
 // resolve finds the agent of the attempt.
 func (a *Activities) resolve(in AttemptRequest) (agent.Agent, *registry.Worker, error) {
+	if ag, ok := a.agents[in.Request.Agent]; ok {
+		return ag, nil, nil
+	}
 	if a.reg != nil {
 		if w, ok := a.reg.Lookup(in.Request.Agent); ok {
 			return w.Agent, &w, nil

@@ -15,13 +15,19 @@ import (
 // ([durable.Spec.Check]). A run of that id that is still open is an error
 // of the client (a *serviceerror.WorkflowExecutionAlreadyStarted).
 func Start(ctx context.Context, c client.Client, queue, runID string, spec durable.Spec) (client.WorkflowRun, error) {
-	if err := runner.CheckRunID(runID); err != nil {
+	return StartWith(ctx, c, queue, Input{RunID: runID, Spec: spec})
+}
+
+// StartWith is [Start] of a whole [Input]: with initial results, known
+// decisions, retry settings.
+func StartWith(ctx context.Context, c client.Client, queue string, in Input) (client.WorkflowRun, error) {
+	if err := runner.CheckRunID(in.RunID); err != nil {
 		return nil, err
 	}
-	if err := spec.Check(); err != nil {
+	if err := in.Spec.Check(); err != nil {
 		return nil, err
 	}
-	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: queue}, WorkflowName, Input{RunID: runID, Spec: spec})
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: queue}, WorkflowName, in)
 }
 
 // Tasks queries the run runID for where it is now ([QueryTasks]).

@@ -1,8 +1,10 @@
 package temporal
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
@@ -36,9 +38,35 @@ const (
 
 // Input is what a run's workflow starts from: the run's id, which is also
 // the workflow id, and its [durable.Spec] in the spec's own JSON form.
+// The other fields are optional.
 type Input struct {
 	RunID string       `json:"run_id"`
 	Spec  durable.Spec `json:"spec"`
+	// Initial is a JSON object of task outputs by task id: those tasks
+	// are done and do not run ([runner.WithInitialResults]).
+	Initial json.RawMessage `json:"initial,omitempty"`
+	// Reviews are decisions known when the run starts
+	// ([runner.WithReviews]).
+	Reviews []Review `json:"reviews,omitempty"`
+	// Backoff spaces the retries of a task; nil is
+	// [runner.DefaultBackoff].
+	Backoff *runner.Backoff `json:"backoff,omitempty"`
+	// NoRetry names failure classes never retried
+	// ([runner.WithoutRetryOn]).
+	NoRetry []runner.Class `json:"no_retry,omitempty"`
+	// MaxRequestBytes bounds a request's size: 0 is the runner's
+	// default, below 0 none ([runner.WithMaxRequestBytes]).
+	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
+	// HeartbeatTimeout is how long an attempt's worker may go without a
+	// heartbeat before the attempt is deemed lost with it and made again
+	// on another worker; 0 is [DefaultHeartbeatTimeout]. It must exceed
+	// the workers' heartbeat interval ([WithHeartbeat]).
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+	// EndWaiting ends the workflow when the run waits for reviews, with
+	// its waiting result, as dagent run does; a new run given the
+	// decisions (Reviews) and the results so far (Initial) goes on. By
+	// default the workflow waits for the decisions ([SignalReview]).
+	EndWaiting bool `json:"end_waiting,omitempty"`
 }
 
 // Review is the payload of [SignalReview]: the decision on the
@@ -154,4 +182,36 @@ func (o *Outcome) UnmarshalJSON(data []byte) error {
 	}
 	*o = Outcome{Run: &r}
 	return nil
+}
+
+// exact decodes data into v with the numbers of its JSON-shaped values
+// kept exact, as [json.Number], as dagent keeps them in process.
+func exact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// UnmarshalJSON reads r keeping the numbers of the request's values exact.
+func (r *AttemptRequest) UnmarshalJSON(data []byte) error {
+	type plain AttemptRequest
+	return exact(data, (*plain)(r))
+}
+
+// UnmarshalJSON reads r keeping the numbers of the output exact.
+func (r *JudgeRequest) UnmarshalJSON(data []byte) error {
+	type plain JudgeRequest
+	return exact(data, (*plain)(r))
+}
+
+// UnmarshalJSON reads r keeping the numbers of the results exact.
+func (r *RepairRequest) UnmarshalJSON(data []byte) error {
+	type plain RepairRequest
+	return exact(data, (*plain)(r))
+}
+
+// UnmarshalJSON reads s keeping the numbers of the outputs exact.
+func (s *Snapshot) UnmarshalJSON(data []byte) error {
+	type plain Snapshot
+	return exact(data, (*plain)(s))
 }

@@ -51,7 +51,11 @@ type config struct {
 	memory   uint
 }
 
-// WithTimeout bounds one evaluation. Default 1s.
+// WithTimeout bounds one evaluation by the wall clock. Default 1s. Zero
+// or less sets no time bound: the node and memory bounds still hold, and
+// an evaluation's verdict then never depends on how fast the machine is —
+// as code that must give the same verdict when it is replayed elsewhere
+// needs.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithMaxNodes bounds the size of the compiled program, in expr nodes.

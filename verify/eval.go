@@ -84,6 +84,9 @@ func (s *state) check() error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
+	if s.cfg.timeout <= 0 {
+		return nil
+	}
 	now := time.Now()
 	if s.deadline.IsZero() {
 		s.deadline = now.Add(s.cfg.timeout)

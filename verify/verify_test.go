@@ -690,6 +690,19 @@ func TestTimeout(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Second)
 }
 
+func TestNoTimeout(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		t.Run(d.String(), func(t *testing.T) {
+			p, err := verify.Compile(`(every? (fn [a] (every? (fn [b] (>= (+ a b) 0)) data/result)) data/result)`,
+				verify.WithTimeout(d))
+			require.NoError(t, err)
+			v, err := p.Eval(context.Background(), verify.Bindings{Result: bigVector(100)})
+			require.NoError(t, err, "no time bound: the evaluation runs to its verdict")
+			assert.True(t, v.Passed)
+		})
+	}
+}
+
 func TestDefaultTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes a second")
