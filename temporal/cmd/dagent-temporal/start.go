@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,6 +193,9 @@ func readPlan(cmd *cobra.Command, path string, allowUnknown bool) (*plan.Plan, e
 	if err != nil {
 		return nil, fmt.Errorf("plan: %s: %w", path, err)
 	}
+	if err := checkShape(cmd, path, p); err != nil {
+		return nil, err
+	}
 	near := 0
 	for _, u := range p.Unknown {
 		where := ""
@@ -211,4 +215,34 @@ func readPlan(cmd *cobra.Command, path string, allowUnknown bool) (*plan.Plan, e
 		return nil, exitCode(exitFailed)
 	}
 	return p, nil
+}
+
+// catalogCodes are the problems only the workers' catalog can tell: the
+// workflow checks the plan against it when the run starts.
+var catalogCodes = []plan.Code{plan.CodeUnknownAgent, plan.CodeUnknownTool, plan.CodeUndeclaredSlot, plan.CodeAgentIsWorker}
+
+// checkShape checks p as far as it can be without the workers' catalog —
+// dependencies, cycles, policies, predicates — taking every agent the
+// plan does not define for a worker, and prints the problems found.
+func checkShape(cmd *cobra.Command, path string, p *plan.Plan) error {
+	var workers []string
+	for _, t := range p.Tasks {
+		if _, defined := p.Agents[t.Agent]; !defined && t.Agent != "" && t.Agent != plan.DefaultAgent {
+			workers = append(workers, t.Agent)
+		}
+	}
+	_, err := p.DAG(plan.WithWorkers(workers...))
+	var shown []*plan.Problem
+	for _, prob := range plan.Problems(err) {
+		if !slices.Contains(catalogCodes, prob.Code) {
+			shown = append(shown, prob)
+		}
+	}
+	if len(shown) == 0 {
+		return nil
+	}
+	for _, prob := range shown {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", path, prob)
+	}
+	return &plan.Error{Problems: shown}
 }
