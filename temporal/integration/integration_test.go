@@ -307,3 +307,17 @@ func TestCancelEndsTheRun(t *testing.T) {
 	assert.Equal(t, "done", res.Tasks["quick"].Status, "the finished result is kept")
 	assert.NotEqual(t, "done", res.Tasks["long"].Status)
 }
+
+// TestPlanTheWorkersCannotRun: a plan naming a worker the workers'
+// registry does not have is refused when the run starts, exit 1, as
+// dagent run refuses it.
+func TestPlanTheWorkersCannotRun(t *testing.T) {
+	setup(t)
+	q := queue(t)
+	startWorker(t, q, "DAGENT_IT_LOG="+filepath.Join(t.TempDir(), "executions.log"))
+	p := planDoc{Tasks: []task{{ID: "a", Agent: "ghost"}}}
+	code, stdout, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--wait", "--format", "json")
+	assert.Equal(t, 1, code, "%s%s", stdout, stderr)
+	assert.Contains(t, stderr, "did not start")
+	assert.Contains(t, stderr, `"ghost"`)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
@@ -44,7 +45,7 @@ func await(ctx context.Context, cmd *cobra.Command, c client.Client, runID, form
 		select {
 		case e := <-done:
 			if e.err != nil {
-				return cause(ctx, fmt.Errorf("run %s: %w", runID, e.err))
+				return runFailed(cmd, runID, cause(ctx, e.err))
 			}
 			return printOutcome(cmd, e.out, format)
 		case <-tick.C:
@@ -163,4 +164,21 @@ func writeReviews(w io.Writer, runID string, reviews []runner.PendingReview) {
 		fmt.Fprintf(w, "review %s waits: %s\n", r.TaskID, prose.Excerpt(r.Prompt, 200))
 		fmt.Fprintf(w, "  decide: dagent-temporal approve %s %s (or reject)\n", runID, r.TaskID)
 	}
+}
+
+// invalidInput is the type of the workflow's error when the run cannot
+// start: a plan that does not check against the workers' catalog, a bad
+// spec.
+const invalidInput = "InvalidInput"
+
+// runFailed is the command's error when the run's workflow ended with err
+// rather than a result: a run that could not start, whose problems are
+// printed, exits 1, as dagent run does for an invalid plan.
+func runFailed(cmd *cobra.Command, runID string, err error) error {
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == invalidInput {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dagent-temporal: run %s did not start: %s\n", runID, app.Error())
+		return exitCode(exitFailed)
+	}
+	return fmt.Errorf("run %s: %w", runID, err)
 }

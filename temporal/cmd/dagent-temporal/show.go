@@ -43,7 +43,7 @@ or no such run, 3 it waits for review, 4 it needs a new plan.`,
 			if ended {
 				out, err := temporal.Result(ctx, c, args[0])
 				if err != nil {
-					return fmt.Errorf("run %s: %w", args[0], err)
+					return runFailed(cmd, args[0], err)
 				}
 				return printOutcome(cmd, out, f.format)
 			}
