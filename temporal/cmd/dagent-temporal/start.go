@@ -57,7 +57,7 @@ func newStart() *cobra.Command {
 queue: the workflow execution whose id is the run id (--run-id, else a new
 one, printed). The run flags are those of dagent run, and mean the same:
 --concurrency, --schedule, --timeout, --gate, --replan and its limits,
---mission, --rounds, the budgets, --max-turns, the judge, and the LLM's
+--mission, the budgets, --max-turns, the judge, and the LLM's
 settings (--model, --temperature, --brief, --max-corrections,
 --plan-only), which the workers' LLM follows. The plan is checked against
 the workers' registry when the run starts, on a worker.
@@ -105,6 +105,9 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 	}
 	if f.heartbeat <= 0 {
 		return fmt.Errorf("--heartbeat-timeout is %v; want more than 0", f.heartbeat)
+	}
+	if f.spec.Rounds > 0 {
+		return errors.New("--rounds: a run on Temporal does not plan in rounds; run it with dagent run")
 	}
 	if err := f.spec.Check(false); err != nil {
 		return err
