@@ -153,7 +153,7 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure executor.Failure) (RepairReply, *plan.DAG, error) {
 	in := RepairRequest{
 		Mission: f.mission(), Completed: rp.Completed(), Failure: failure, History: rp.Result().History,
-		LLM: f.in.Spec.LLM, Gate: f.in.Spec.Gate,
+		LLM: f.in.Spec.LLM,
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: repairTimeout})
 	var out RepairReply

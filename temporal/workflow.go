@@ -413,7 +413,8 @@ func (h *host) options(timeout, heartbeat time.Duration) workflow.Context {
 
 func (h *host) Attempt(req *agent.Request, timeout time.Duration) runner.Reply {
 	h.f.live[req.TaskID] = attempt{n: req.Attempt, diagnosis: req.Diagnosis}
-	in := AttemptRequest{Request: *req, Timeout: timeout, MaxTurns: h.f.in.Spec.LLM.MaxTurns, Temperature: h.f.in.Spec.LLM.Temperature}
+	llm := h.f.in.Spec.LLM
+	in := AttemptRequest{Request: *req, Timeout: timeout, Model: llm.Model, MaxTurns: llm.MaxTurns, Temperature: llm.Temperature}
 	if _, ok := h.f.cat.WorkerOutputs(req.Agent); !ok {
 		def := h.d.Plan().Agents[req.Agent]
 		in.Agent = &def
@@ -450,8 +451,8 @@ func lost(ctx workflow.Context, err error) runner.Reply {
 }
 
 func (h *host) Judge(req runner.JudgeRequest, timeout time.Duration) (runner.Verdict, error) {
-	in := JudgeRequest{Request: req, Timeout: timeout}
-	if j := h.f.in.Spec.Judge; j != nil {
+	in := JudgeRequest{Request: req, Timeout: timeout, Model: h.f.in.Spec.LLM.Model}
+	if j := h.f.in.Spec.Judge; j != nil && j.Model != "" {
 		in.Model = j.Model
 	}
 	var out JudgeReply
