@@ -33,8 +33,8 @@ type RepairReply struct {
 	// goroutines, which workflow code must not.
 	Report critic.Report `json:"report"`
 	GaveUp bool          `json:"gave_up,omitempty"`
-	Reason  string        `json:"reason,omitempty"`
-	Usage   llm.Usage     `json:"usage"`
+	Reason string        `json:"reason,omitempty"`
+	Usage  llm.Usage     `json:"usage"`
 	// Calls counts the LLM calls the repair made, for the run's budget.
 	Calls int `json:"calls"`
 	// Failure is the planner's error, if any.
