@@ -107,6 +107,8 @@ type flow struct {
 	// live are the attempts under way, by task id: the core records a
 	// task's attempts when it settles, the query shows them before.
 	live map[string]attempt
+	// outOfTime says the spec's wall-time budget ended the run.
+	outOfTime bool
 	// noRetry are the classes that halt a run that replans, which are
 	// not retried either.
 	noRetry []runner.Class
@@ -212,7 +214,9 @@ func (f *flow) loop(ctx workflow.Context) (*Outcome, error) {
 	if f.in.Spec.Replan != nil {
 		return f.execute(ctx, d)
 	}
-	res, err := f.reviewed(ctx, d, f.in.RunID, f.initial)
+	scope, cancel := f.budget(ctx)
+	defer cancel()
+	res, err := f.reviewed(scope, d, f.in.RunID, f.initial)
 	if err != nil {
 		return nil, err
 	}
@@ -322,10 +326,13 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 		Predicates: verify.NewSet(verify.WithTimeout(0)),
 		Observe:    f.observe,
 		Cancelled: func() error {
-			if ctx.Err() != nil {
-				return context.Canceled
+			switch {
+			case ctx.Err() == nil:
+				return nil
+			case f.outOfTime:
+				return context.DeadlineExceeded
 			}
-			return nil
+			return context.Canceled
 		},
 		OnHalt: func() { halted = true },
 	}
