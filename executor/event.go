@@ -40,21 +40,6 @@ const (
 	EventRoundsDone runner.EventKind = "rounds_done"
 )
 
-// emit hands the events its Replanning decided so far, then ev, to the
-// execution's observers.
-func (e *execution) emit(ev runner.Event) {
-	e.events = append(e.events, ev)
-	e.emitPending()
-}
-
-// emitPending hands the events its Replanning decided so far to the
-// execution's observers.
-func (e *execution) emitPending() {
-	pending := e.events
-	e.events = nil
-	e.deliver(pending)
-}
-
 // deliver hands evs to the execution's observers, in order, on the
 // execution's goroutine: the runs' events were all delivered when Run
 // returned, so an observer sees every event in order.

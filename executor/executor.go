@@ -139,11 +139,13 @@ func execute(ctx context.Context, mission string, c config, first func(*executio
 		}
 		e.res.Report = rep
 	}
+	if d != nil {
+		e.start(d)
+	}
 	var err error
 	if c.rounds != nil {
-		err = e.roundLoop(ctx, d)
+		err = e.roundLoop(ctx)
 	} else {
-		e.start(d)
 		err = e.loop(ctx)
 	}
 	e.res.Duration = time.Since(start)
@@ -273,17 +275,6 @@ func (e *execution) commit(ctx context.Context, c PlanCommit) error {
 		return err
 	}
 	return nil
-}
-
-// run executes the plan of the current version of an execution in rounds
-// once, with every result finished so far.
-func (e *execution) run(ctx context.Context, d *plan.DAG) (*runner.Result, error) {
-	rr, err := e.rn.Run(ctx, d, e.runOptions(e.runID(), e.initial(d.Plan()))...)
-	if rr == nil {
-		return nil, err
-	}
-	e.record(rr, e.retries.take())
-	return rr, err
 }
 
 // transient observes the runs for the tasks with an attempt that failed

@@ -31,6 +31,11 @@ import (
 //     (gave up, no plan, refused by the critic, over budget, plan growth)
 //     or run the repair (the next version).
 //
+// In rounds ([WithRounds]) the driver starts with [Replanning.Start],
+// which may ask for the first round; Ran decides to ask the round planner
+// ([StepRound]) instead of the replanner, and [Replanning.Rounded] takes
+// its answer.
+//
 // A Replanning does no I/O and reads no clock: it starts no goroutine,
 // calls neither the [Replanner] nor the critic nor the journal, waits for
 // no cooldown and emits no event. The driver does all of that, and hands
@@ -62,9 +67,18 @@ type Replanning struct {
 	flaky     int  // tasks in a row that passed only after a transient failure
 	base      int  // the tasks of the plan the execution started with
 	d         *plan.DAG
-	committed bool     // the plan of the current version is in the journal
-	failure   *Failure // the failure the replanner is asked about
+	committed bool        // the plan of the current version is in the journal
+	failure   *Failure    // the failure the replanner is asked about
+	round     *RoundState // what the round planner is asked
+	undo      *adoption   // what a failed commit of the current version restores
 	events    []runner.Event
+}
+
+// adoption is the part of the result a plan's adoption changes before
+// its commit.
+type adoption struct {
+	plan   *plan.Plan
+	rounds int
 }
 
 // Step says what a driver of a [Replanning] does next.
@@ -83,11 +97,15 @@ const (
 	// replanner about [Decision].Failure, then call
 	// [Replanning.Repaired].
 	StepRepair
-	// StepRun: the repair was adopted; start [Replanning.Next].
+	// StepRun: start [Replanning.Next]: the plan given, a repair or the
+	// plan of a round.
 	StepRun
+	// StepRound: ask the round planner ([WithRounds]) with
+	// [Decision].Round, then call [Replanning.Rounded].
+	StepRound
 )
 
-var stepNames = [...]string{"done", "halt", "repair", "run"}
+var stepNames = [...]string{"done", "halt", "repair", "run", "round"}
 
 func (s Step) String() string {
 	if s < 0 || int(s) >= len(stepNames) {
@@ -102,8 +120,11 @@ type Decision struct {
 	// Failure is the failure decided about: the one to ask the replanner
 	// about for [StepRepair], the one replanning stopped at for
 	// [StepHalt], the one the adopted repair repairs for [StepRun]; zero
-	// for [StepDone].
+	// for [StepDone]. In rounds, the first failure of the round that ran
+	// last, if any.
 	Failure Failure
+	// Round is what to ask the round planner, for [StepRound].
+	Round *RoundState
 	// Events are the executor's events of the decision, in order
 	// (EventReplanRequested, EventReplanFailed, EventHalted), to hand to
 	// the observers now. Their RunID is the execution's; their Time is
@@ -136,23 +157,25 @@ type NextRun struct {
 // named after runID ([WithRunID] is not read) and whose first plan is d,
 // checked and reviewed already as [ExecuteDAG]'s. opts are those of
 // [Execute]; a Replanning reads the limits, the halts, the gate, the
-// budget and its [Meter], [WithReplanner] (without one nothing is
-// repaired; the Replanning never calls it, so a driver may give any
-// non-nil Replanner), [WithHistory] and [WithInitialResults]. An invalid
-// runID matches [runner.ErrInvalidRunID]; [WithRounds] is refused.
+// budget and its [Meter], [WithReplanner] and [WithRounds] (the
+// Replanning calls neither planner, so a driver may give any non-nil
+// one: it says which replanning the execution does; without either,
+// nothing is replanned), [WithHistory] and [WithInitialResults]. In
+// rounds, d may be nil: the round planner plans the first round
+// ([Replanning.Start]). An invalid runID matches
+// [runner.ErrInvalidRunID].
 func NewReplanning(runID string, d *plan.DAG, opts ...Option) (*Replanning, error) {
 	if err := runner.CheckRunID(runID); err != nil {
 		return nil, err
 	}
-	if d == nil {
-		return nil, errors.New("executor: NewReplanning needs a plan")
-	}
 	c := newConfig(opts)
-	if c.rounds != nil {
-		return nil, errors.New("executor: a Replanning does not plan in rounds")
+	if d == nil && c.rounds == nil {
+		return nil, errors.New("executor: NewReplanning needs a plan, or rounds")
 	}
 	r := newReplanning(runID, c)
-	r.start(d)
+	if d != nil {
+		r.start(d)
+	}
 	return r, nil
 }
 
@@ -180,12 +203,23 @@ func newReplanning(runID string, c config) *Replanning {
 }
 
 // start makes d the plan of the current version, the one the execution
-// starts with.
+// starts with; in rounds, it is the first round unless the execution
+// resumes.
 func (r *Replanning) start(d *plan.DAG) {
-	r.d = d
-	r.res.Plan = d.Plan()
 	r.base = len(d.Plan().Tasks)
-	r.committed = r.c.resumed
+	if r.c.rounds != nil && !r.c.resumed {
+		r.adopt(d, 1)
+		return
+	}
+	r.d, r.res.Plan, r.committed = d, d.Plan(), r.c.resumed
+}
+
+// adopt makes d the plan of the next version, to commit, and the
+// execution's rounds so far rounds.
+func (r *Replanning) adopt(d *plan.DAG, rounds int) {
+	r.undo = &adoption{plan: r.res.Plan, rounds: r.res.Rounds}
+	r.d, r.committed = d, false
+	r.res.Plan, r.res.Rounds = d.Plan(), rounds
 }
 
 // Result is the result of the execution so far, merged over its runs as
@@ -248,6 +282,11 @@ func (r *Replanning) initial(p *plan.Plan) map[string]any {
 // commit the plan of [NextRun].Commit: its Err matches
 // [runner.ErrJournal] and wraps err.
 func (r *Replanning) CommitFailed(err error) {
+	if r.undo != nil {
+		// The plan never became the execution's.
+		r.res.Plan, r.res.Rounds = r.undo.plan, r.undo.rounds
+		r.undo = nil
+	}
 	r.events = nil
 	r.res.Status = runner.StatusFailed
 	r.res.Err = fmt.Errorf("plan version %d: %w: %w", r.version, runner.ErrJournal, err)
@@ -259,12 +298,25 @@ func (r *Replanning) CommitFailed(err error) {
 // returned with rr. It merges the run into the result and decides. A run
 // that returned an error ends the execution ([StepDone]): the driver
 // returns err, or, when the error is the end of the wall-time budget,
-// calls [Replanning.OutOfTime].
+// calls [Replanning.OutOfTime]. In rounds, a run that waits for a review
+// ends it too, and any other asks the round planner ([StepRound]) unless
+// a halt stops it.
 func (r *Replanning) Ran(rr *runner.Result, retried map[string]bool, err error) Decision {
 	p := r.d.Plan()
 	r.res.Plan = p
-	r.committed, r.events = true, nil
+	r.committed, r.events, r.undo = true, nil, nil
 	r.record(rr, retried)
+	if r.c.rounds != nil {
+		if err != nil || rr.Status == runner.StatusWaiting {
+			return Decision{Step: StepDone}
+		}
+		if r.progress {
+			r.streak = 0
+		} else {
+			r.streak++
+		}
+		return r.askRound(rr)
+	}
 	if err != nil || !r.repairable(rr) {
 		return Decision{Step: StepDone}
 	}
@@ -305,7 +357,7 @@ func (r *Replanning) Spend(u llm.Usage) { r.res.Usage = r.res.Usage.Add(u) }
 // no [StepRepair] pending, Repaired decides [StepDone] and changes
 // nothing.
 func (r *Replanning) Repaired(next *Repair, err error, nd *plan.DAG, rep critic.Report) Decision {
-	if r.failure == nil {
+	if r.failure == nil || r.round != nil {
 		return Decision{Step: StepDone}
 	}
 	f := *r.failure
@@ -341,7 +393,7 @@ func (r *Replanning) Repaired(next *Repair, err error, nd *plan.DAG, rep critic.
 		return r.decide(StepHalt, f)
 	}
 	r.version++
-	r.d, r.committed = nd, false
+	r.adopt(nd, r.res.Rounds)
 	ev := failureEvent(EventRepairAdopted, r.version, f)
 	ev.Tasks, ev.NewTasks = len(next.Plan.Tasks), trial.NewTaskCount
 	r.emit(ev)
@@ -353,7 +405,7 @@ func (r *Replanning) Repaired(next *Repair, err error, nd *plan.DAG, rep critic.
 // driver stopped, such as the context's cause.
 func (r *Replanning) OutOfTime(cause error) Decision {
 	f := Failure{Plan: r.res.Plan}
-	r.failure = nil
+	r.failure, r.round = nil, nil
 	r.stop(HaltBudget, f, fmt.Errorf("wall time budget of %s spent: %w", r.c.budget.MaxDuration, cause))
 	return r.decide(StepHalt, f)
 }
@@ -362,7 +414,7 @@ func (r *Replanning) OutOfTime(cause error) Decision {
 // cause saying why, and returns the result's error, which the driver
 // returns.
 func (r *Replanning) Cancelled(cause error) error {
-	r.failure, r.events = nil, nil
+	r.failure, r.round, r.events = nil, nil, nil
 	r.res.Status = runner.StatusFailed
 	r.res.Err = fmt.Errorf("execution cancelled: %w", cause)
 	return r.res.Err

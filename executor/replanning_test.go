@@ -278,8 +278,9 @@ func TestReplanningEnds(t *testing.T) {
 		require.ErrorIs(t, err, runner.ErrInvalidRunID)
 		_, err = executor.NewReplanning("base", nil)
 		require.Error(t, err)
-		_, err = executor.NewReplanning("base", d, executor.WithRounds(2, executor.RoundPlannerFunc(nil)))
-		require.Error(t, err)
+		r, err := executor.NewReplanning("base", nil, executor.WithRounds(2, executor.RoundPlannerFunc(nil)))
+		require.NoError(t, err, "in rounds, the planner plans the first round")
+		assert.Equal(t, executor.StepRound, r.Start().Step)
 	})
 	t.Run("halt classes and cooldown", func(t *testing.T) {
 		r := newReplanning(t, executor.WithHaltOn(runner.ClassTimeout), executor.WithCooldown(time.Second))
@@ -297,4 +298,158 @@ func TestRetriedTransiently(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"a": true, "b": true}, executor.RetriedTransiently(events))
 	assert.Empty(t, executor.RetriedTransiently(nil))
+}
+
+// roundAfter is a Replanning in rounds of twoTasks whose first round ran
+// as rr and that asks the round planner next.
+func roundAfter(t *testing.T, rr *runner.Result, opts ...executor.Option) (*executor.Replanning, executor.Decision) {
+	t.Helper()
+	d, err := mustPlan(t, twoTasks).DAG()
+	require.NoError(t, err)
+	r, err := executor.NewReplanning("base", d, append([]executor.Option{executor.WithRounds(2, executor.RoundPlannerFunc(nil))}, opts...)...)
+	require.NoError(t, err)
+	require.Equal(t, executor.StepRun, r.Start().Step)
+	require.NotNil(t, r.Next().Commit)
+	return r, r.Ran(rr, nil, nil)
+}
+
+func TestReplanningRoundRan(t *testing.T) {
+	waiting := fetchFailed(runner.ClassAgentError, true)
+	waiting.Status = runner.StatusWaiting
+	tests := []struct {
+		name    string
+		opts    []executor.Option
+		rr      *runner.Result
+		retried map[string]bool
+		step    executor.Step
+		halt    string
+	}{
+		{name: "asks", rr: fetchFailed(runner.ClassAgentError, true), step: executor.StepRound},
+		{name: "waits for a review", rr: waiting, step: executor.StepDone},
+		{name: "class that halts", rr: fetchFailed(runner.ClassPrecondition, true), step: executor.StepHalt, halt: executor.HaltPrecondition},
+		{name: "budget", opts: []executor.Option{executor.WithBudget(executor.Budget{MaxCalls: 1}, &meter{calls: 1})},
+			rr: fetchFailed(runner.ClassAgentError, true), step: executor.StepHalt, halt: executor.HaltBudget},
+		{name: "consecutive failures", opts: []executor.Option{executor.WithMaxConsecutiveFailures(1)},
+			rr: fetchFailed(runner.ClassAgentError, false), step: executor.StepHalt, halt: executor.HaltConsecutiveFailures},
+		{name: "flaky streak", opts: []executor.Option{executor.WithMaxFlakyStreak(1)},
+			rr: fetchFailed(runner.ClassAgentError, true), retried: map[string]bool{"prep": true}, step: executor.StepHalt, halt: executor.HaltFlakyStreak},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := mustPlan(t, twoTasks).DAG()
+			require.NoError(t, err)
+			r, err := executor.NewReplanning("base", d, append([]executor.Option{executor.WithRounds(2, executor.RoundPlannerFunc(nil))}, tt.opts...)...)
+			require.NoError(t, err)
+			dec := r.Ran(tt.rr, tt.retried, nil)
+			require.Equal(t, tt.step, dec.Step, dec.Step.String())
+			assert.Equal(t, tt.halt, r.Result().Halt)
+			if tt.step == executor.StepRound {
+				require.NotNil(t, dec.Round)
+				assert.Equal(t, 2, dec.Round.Round)
+				assert.Equal(t, []string{"sum"}, dec.Round.Pending)
+				require.Len(t, dec.Round.Failed, 1)
+				assert.Equal(t, "fetch", dec.Round.Failed[0].TaskID)
+				assert.Equal(t, map[string]any{"prep": "ready"}, dec.Round.Completed)
+				assert.Equal(t, []runner.EventKind{executor.EventRoundRequested}, kindsOf(dec.Events))
+			}
+		})
+	}
+}
+
+func TestReplanningRounded(t *testing.T) {
+	more := mustPlan(t, `{"tasks": [{"id": "prep", "input": "Prepare"},
+		{"id": "mirror", "input": "Fetch from the mirror", "depends_on": ["prep"]}]}`).Tasks[1:]
+	tests := []struct {
+		name   string
+		opts   []executor.Option
+		answer *executor.RoundAnswer
+		err    error
+		check  bool
+		step   executor.Step
+		halt   string
+	}{
+		{name: "continue", answer: &executor.RoundAnswer{Action: executor.RoundContinue, Tasks: more}, check: true, step: executor.StepRun},
+		{name: "done", answer: &executor.RoundAnswer{Action: executor.RoundDone, Deliverable: []string{"prep"}}, step: executor.StepDone},
+		{name: "failed", answer: &executor.RoundAnswer{Action: executor.RoundFailed, Reason: "no mirror"}, step: executor.StepHalt, halt: executor.HaltGaveUp},
+		{name: "error", err: errBoom, step: executor.StepHalt, halt: executor.HaltReplanFailed},
+		{name: "no answer", step: executor.StepHalt, halt: executor.HaltReplanFailed},
+		{name: "bad answer", answer: &executor.RoundAnswer{Action: executor.RoundDone, Deliverable: []string{"sum"}}, step: executor.StepHalt, halt: executor.HaltReplanFailed},
+		{name: "cannot run", answer: &executor.RoundAnswer{Action: executor.RoundContinue, Tasks: more}, step: executor.StepHalt, halt: executor.HaltReplanFailed},
+		{name: "past the rounds", opts: []executor.Option{executor.WithRounds(1, executor.RoundPlannerFunc(nil))},
+			answer: &executor.RoundAnswer{Action: executor.RoundContinue, Tasks: more}, check: true, step: executor.StepHalt, halt: executor.HaltMaxRounds},
+		{name: "budget", opts: []executor.Option{executor.WithBudget(executor.Budget{MaxTokens: 5}, nil)},
+			answer: &executor.RoundAnswer{Action: executor.RoundContinue, Tasks: more, Usage: llm.Usage{CompletionTokens: 5}}, check: true, step: executor.StepHalt, halt: executor.HaltBudget},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, dec := roundAfter(t, fetchFailed(runner.ClassAgentError, true), tt.opts...)
+			require.Equal(t, executor.StepRound, dec.Step)
+			if tt.answer != nil {
+				r.Spend(tt.answer.Usage)
+			}
+			var nd *plan.DAG
+			if next := r.RoundPlan("mission", tt.answer); next != nil && tt.check {
+				var err error
+				nd, err = next.DAG()
+				require.NoError(t, err)
+			}
+			dec = r.Rounded(tt.answer, tt.err, nd, critic.Report{})
+			require.Equal(t, tt.step, dec.Step, dec.Step.String())
+			res := r.Result()
+			assert.Equal(t, tt.halt, res.Halt)
+			switch tt.step {
+			case executor.StepRun:
+				next := r.Next()
+				assert.Equal(t, "base.1", next.ID)
+				assert.Equal(t, []string{"prep", "mirror"}, taskIDs(next.DAG.Plan()))
+				assert.Equal(t, "mission", next.DAG.Plan().Mission)
+				require.NotNil(t, next.Commit)
+				require.NotNil(t, next.Commit.Trial)
+				assert.Equal(t, executor.Trial{Attempt: 1, Round: 2, TaskID: "fetch", Class: "agent_error", Diagnosis: "410 Gone", NewTaskCount: 1}, *next.Commit.Trial)
+				assert.Equal(t, 2, res.Rounds)
+				assert.Equal(t, []runner.EventKind{executor.EventRoundAdopted}, kindsOf(next.Events))
+				r.CommitFailed(errBoom)
+				assert.Equal(t, 1, res.Rounds, "a round not committed does not count")
+				assert.Equal(t, []string{"prep", "fetch", "sum"}, taskIDs(res.Plan))
+			case executor.StepDone:
+				assert.Equal(t, runner.StatusCompleted, res.Status)
+				assert.Equal(t, []string{"prep"}, res.Deliverable)
+				assert.Equal(t, []runner.EventKind{executor.EventRoundsDone}, kindsOf(dec.Events))
+			default:
+				var he *executor.HaltError
+				require.ErrorAs(t, res.Err, &he)
+				assert.Equal(t, tt.halt, he.Halt)
+			}
+			assert.Equal(t, executor.StepDone, r.Rounded(tt.answer, tt.err, nd, critic.Report{}).Step, "no round is pending")
+		})
+	}
+}
+
+func TestReplanningFirstRound(t *testing.T) {
+	r, err := executor.NewReplanning("base", nil, executor.WithRounds(2, executor.RoundPlannerFunc(nil)))
+	require.NoError(t, err)
+	dec := r.Start()
+	require.Equal(t, executor.StepRound, dec.Step)
+	assert.Equal(t, 1, dec.Round.Round)
+	assert.Nil(t, dec.Round.Plan)
+	a := &executor.RoundAnswer{Action: executor.RoundContinue, Tasks: mustPlan(t, `{"tasks": [{"id": "a", "input": "A"}]}`).Tasks}
+	nd, err := r.RoundPlan("mission", a).DAG()
+	require.NoError(t, err)
+	rep := critic.Report{Summary: "fine"}
+	require.Equal(t, executor.StepRun, r.Rounded(a, nil, nd, rep).Step)
+	next := r.Next()
+	assert.Equal(t, "base", next.ID)
+	require.NotNil(t, next.Commit)
+	assert.Nil(t, next.Commit.Trial)
+	assert.Equal(t, rep, r.Result().Report)
+	assert.Equal(t, 1, r.Result().Rounds)
+	assert.Empty(t, r.Result().History)
+}
+
+func taskIDs(p *plan.Plan) []string {
+	var ids []string
+	for _, t := range p.Tasks {
+		ids = append(ids, t.ID)
+	}
+	return ids
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -214,148 +215,184 @@ func ExecuteRounds(ctx context.Context, mission string, opts ...Option) (*Result
 	return execute(ctx, mission, c, nil)
 }
 
-// roundLoop runs the execution in rounds from d, the plan of the current
-// version; d is nil when the first round is still to plan.
-func (e *execution) roundLoop(ctx context.Context, d *plan.DAG) error {
-	// A halt's events wait for the next event, or for the end.
-	defer e.emitPending()
-	if d == nil {
-		var err error
-		if d, err = e.nextRound(ctx, nil); d == nil {
-			return err
+// roundLoop drives the execution in rounds: it runs each round's plan
+// and asks the round planner as the Replanning decides.
+func (e *execution) roundLoop(ctx context.Context) error {
+	dec := e.Start()
+	for {
+		if dec.Step == StepRound {
+			e.deliver(dec.Events)
+			a, err := e.c.rounds.Round(ctx, e.mission, *dec.Round)
+			if a != nil {
+				e.Spend(a.Usage)
+			}
+			if ctx.Err() != nil && (err != nil || a == nil || a.Check(e.completed) != nil) {
+				return e.cancelled(ctx)
+			}
+			var nd *plan.DAG
+			var rep critic.Report
+			if next := e.RoundPlan(e.mission, a); next != nil {
+				nd, rep = e.check(next)
+			}
+			dec = e.Rounded(a, err, nd, rep)
 		}
-	} else if !e.c.resumed {
-		// The plan given is the first round.
-		if err := e.commit(ctx, PlanCommit{RunID: e.res.RunID, Version: e.version, Plan: d.Plan()}); err != nil {
+		e.deliver(dec.Events)
+		if dec.Step != StepRun {
 			return nil
 		}
-		e.res.Rounds = 1
-	}
-	for {
-		p := d.Plan()
-		e.res.Plan = p
-		rr, err := e.run(ctx, d)
+		run := e.Next()
+		if run.Commit != nil && e.commit(ctx, *run.Commit) != nil {
+			return nil
+		}
+		e.deliver(run.Events)
+		rr, err := e.rn.Run(ctx, run.DAG, e.runOptions(run.ID, run.Initial)...)
 		if rr == nil {
 			return err
 		}
-		if err != nil && ctx.Err() != nil && e.parent.Err() == nil {
-			return e.cancelled(ctx)
-		}
-		if err != nil || rr.Status == runner.StatusWaiting {
-			return err
-		}
-		if e.progress {
-			e.streak = 0
-		} else {
-			e.streak++
-		}
-		if d, err = e.nextRound(ctx, rr); d == nil {
+		dec = e.Ran(rr, e.retries.take(), err)
+		if err != nil {
+			if ctx.Err() != nil && e.parent.Err() == nil {
+				return e.cancelled(ctx) // the wall-time budget is spent
+			}
 			return err
 		}
 	}
 }
 
-// nextRound asks the round planner after the run rr (nil before the
-// first round) and returns the DAG of the next round, committed; nil when
-// the execution ended, done, failed or halted.
-func (e *execution) nextRound(ctx context.Context, rr *runner.Result) (*plan.DAG, error) {
-	round := e.res.Rounds + 1
-	state := RoundState{Round: round, MaxRounds: e.c.maxRounds, Plan: e.res.Plan, Completed: maps.Clone(e.completed), History: slices.Clone(e.res.History)}
+// Start is the first decision of the execution: [StepRun] to run the plan
+// it was given, or, in rounds ([WithRounds]) without one, [StepRound] to
+// plan the first round. Call it once, before anything else; a driver of
+// repairs alone may skip it.
+func (r *Replanning) Start() Decision {
+	if r.c.rounds != nil && r.d == nil {
+		return r.askRound(nil)
+	}
+	return Decision{Step: StepRun}
+}
+
+// askRound decides after the run rr of a round (nil before the first
+// round): halt, or ask the round planner for the next round.
+func (r *Replanning) askRound(rr *runner.Result) Decision {
+	round := r.res.Rounds + 1
+	state := RoundState{Round: round, MaxRounds: r.c.maxRounds, Plan: r.res.Plan, Completed: maps.Clone(r.completed), History: slices.Clone(r.res.History)}
 	var last Failure
 	if rr != nil {
-		state.Failed, state.Pending = roundOutcome(rr, e.res.Plan)
+		state.Failed, state.Pending = roundOutcome(rr, r.res.Plan)
 		if len(state.Failed) > 0 {
 			last = state.Failed[0]
 		}
-		last.Plan = e.res.Plan
+		last.Plan = r.res.Plan
 		// A failure that halts is never shown to the planner: the round
 		// planner reads the same outputs a repair prompt would.
 		for _, f := range state.Failed {
-			if f.Class != "" && e.c.halts(runner.Class(f.Class)) {
-				f.Plan = e.res.Plan
-				e.stop(f.Class, f, nil)
-				return nil, nil
+			if f.Class != "" && r.c.halts(runner.Class(f.Class)) {
+				f.Plan = r.res.Plan
+				r.stop(f.Class, f, nil)
+				return r.decide(StepHalt, f)
 			}
 		}
-		if e.overBudget() {
-			e.stop(HaltBudget, last, nil)
-			return nil, nil
+		halt := ""
+		switch {
+		case r.overBudget():
+			halt = HaltBudget
+		case r.streak >= r.c.maxConsecutiveFailures:
+			halt = HaltConsecutiveFailures
+		case len(state.Failed) > 0 && r.c.maxFlakyStreak > 0 && r.flaky >= r.c.maxFlakyStreak:
+			halt = HaltFlakyStreak
 		}
-		if e.streak >= e.c.maxConsecutiveFailures {
-			e.stop(HaltConsecutiveFailures, last, nil)
-			return nil, nil
-		}
-		if len(state.Failed) > 0 && e.c.maxFlakyStreak > 0 && e.flaky >= e.c.maxFlakyStreak {
-			e.stop(HaltFlakyStreak, last, nil)
-			return nil, nil
+		if halt != "" {
+			r.stop(halt, last, nil)
+			return r.decide(StepHalt, last)
 		}
 	}
-	e.emit(runner.Event{Kind: EventRoundRequested, Version: e.version, Attempt: round})
-	a, err := e.c.rounds.Round(ctx, e.mission, state)
-	if a != nil {
-		e.res.Usage = e.res.Usage.Add(a.Usage)
+	r.emit(runner.Event{Kind: EventRoundRequested, Version: r.version, Attempt: round})
+	r.round, r.failure = &state, &last
+	dec := r.decide(StepRound, last)
+	dec.Round = &state
+	return dec
+}
+
+// RoundPlan is the plan of the next round that a's continue makes
+// ([NextRound] of the plan that ran last, with the mission when it has
+// none): the plan a driver checks and reviews before it calls
+// [Replanning.Rounded]. Nil when a is no usable continue.
+func (r *Replanning) RoundPlan(mission string, a *RoundAnswer) *plan.Plan {
+	if a == nil || a.Action != RoundContinue || a.Check(r.completed) != nil {
+		return nil
 	}
+	next := NextRound(r.res.Plan, r.completed, a.Tasks, a.Agents)
+	if next.Mission == "" {
+		next.Mission = mission
+	}
+	return next
+}
+
+// Rounded decides about the round planner's answer to the [StepRound]
+// decision: a and err are what it returned; nd and rep are the check and
+// the critic's review of [Replanning.RoundPlan] of a (nd nil when the
+// plan cannot run), read only for a continue. A done ends the execution
+// completed ([StepDone]) with its deliverable; a failed, an error, an
+// answer that cannot be acted on ([RoundAnswer.Check]), a continue past
+// the round budget, a plan the gate refuses, or a spent budget halts;
+// otherwise the round's plan is the next version ([StepRun]). When the
+// context the planner was asked under ended and the answer cannot be
+// acted on, call [Replanning.OutOfTime] or [Replanning.Cancelled]
+// instead. Called with no [StepRound] pending, Rounded decides
+// [StepDone] and changes nothing.
+func (r *Replanning) Rounded(a *RoundAnswer, err error, nd *plan.DAG, rep critic.Report) Decision {
+	if r.round == nil {
+		return Decision{Step: StepDone}
+	}
+	round, last := r.round.Round, *r.failure
+	r.round, r.failure = nil, nil
 	if err == nil && a == nil {
 		err = errors.New("the round planner gave no answer")
 	}
 	if err == nil {
-		err = a.Check(e.completed)
+		err = a.Check(r.completed)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, e.cancelled(ctx)
-		}
-		e.refused(last, err)
-		return nil, nil
+		r.refused(last, err)
+		return r.decide(StepHalt, last)
 	}
 	switch a.Action {
 	case RoundDone:
-		e.res.Deliverable = slices.Clone(a.Deliverable)
-		e.res.Status, e.res.Err, e.res.Replan = runner.StatusCompleted, nil, nil
-		e.emit(runner.Event{Kind: EventRoundsDone, Version: e.version, Attempt: round})
-		return nil, nil
+		r.res.Deliverable = slices.Clone(a.Deliverable)
+		r.res.Status, r.res.Err, r.res.Replan = runner.StatusCompleted, nil, nil
+		r.emit(runner.Event{Kind: EventRoundsDone, Version: r.version, Attempt: round})
+		return r.decide(StepDone, Failure{})
 	case RoundFailed:
 		f := last
 		if f.Diagnosis == "" {
 			f.Diagnosis = a.Reason
 		}
-		e.stop(HaltGaveUp, f, &GaveUpError{Reason: a.Reason})
-		return nil, nil
+		r.stop(HaltGaveUp, f, &GaveUpError{Reason: a.Reason})
+		return r.decide(StepHalt, f)
 	}
-	if round > e.c.maxRounds {
-		e.stop(HaltMaxRounds, last, fmt.Errorf("the round budget of %d is spent", e.c.maxRounds))
-		return nil, nil
+	if round > r.c.maxRounds {
+		r.stop(HaltMaxRounds, last, fmt.Errorf("the round budget of %d is spent", r.c.maxRounds))
+		return r.decide(StepHalt, last)
 	}
-	next := NextRound(e.res.Plan, e.completed, a.Tasks, a.Agents)
-	if next.Mission == "" {
-		next.Mission = e.mission
+	if !r.c.admits(nd, &rep) {
+		r.refused(last, &RefusedError{Report: rep, Gate: r.c.gate})
+		return r.decide(StepHalt, last)
 	}
-	nd, rep := e.check(next)
-	if nd == nil {
-		e.refused(last, &RefusedError{Report: rep, Gate: e.c.gate})
-		return nil, nil
+	if r.overBudget() {
+		r.stop(HaltBudget, last, nil)
+		return r.decide(StepHalt, last)
 	}
-	if e.overBudget() {
-		e.stop(HaltBudget, last, nil)
-		return nil, nil
-	}
-	var trial *Trial
-	if rr == nil {
-		e.res.Report = rep
+	next := nd.Plan()
+	if r.d == nil {
+		r.res.Report = rep
 	} else {
 		// Version 0 is the first round, which no round led to.
-		e.version++
-		trial = &Trial{Attempt: e.version, Round: round, TaskID: last.TaskID, Class: last.Class, Diagnosis: last.Diagnosis,
-			Output: excerpt(last.Output), NewTaskCount: NewTasks(e.res.Plan, next)}
-		e.res.History = append(e.res.History, *trial)
+		r.version++
+		r.res.History = append(r.res.History, Trial{Attempt: r.version, Round: round, TaskID: last.TaskID, Class: last.Class,
+			Diagnosis: last.Diagnosis, Output: excerpt(last.Output), NewTaskCount: NewTasks(r.res.Plan, next)})
 	}
-	if err := e.commit(ctx, PlanCommit{RunID: e.res.RunID, Version: e.version, Plan: next, Trial: trial}); err != nil {
-		return nil, nil
-	}
-	e.res.Rounds = round
-	e.emit(runner.Event{Kind: EventRoundAdopted, Version: e.version, Attempt: round, Tasks: len(next.Tasks), NewTasks: NewTasks(e.res.Plan, next)})
-	e.res.Plan = next
-	return nd, nil
+	r.emit(runner.Event{Kind: EventRoundAdopted, Version: r.version, Attempt: round, Tasks: len(next.Tasks), NewTasks: NewTasks(r.res.Plan, next)})
+	r.adopt(nd, round)
+	return Decision{Step: StepRun, Failure: last}
 }
 
 // roundOutcome lists the failed and the pending tasks of a round's run, in

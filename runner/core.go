@@ -60,8 +60,19 @@ type settings struct {
 	judge       bool                                   // tasks with a rubric are judged
 	jitter      func(task string, attempt int) float64 // the jitter draw of a retry's backoff
 	emit        func(Event)                            // nil: no events
-	cancelled   func() error                           // nil: never; else the cause once cancelled
-	onHalt      func()                                 // nil: nothing to wake
+	driver      driver                                 // the run's cancellation and the halt's hook
+}
+
+// driver is what the core asks of the driver that runs it besides a
+// task's Host. The Runner is one itself, so that it costs the run no
+// allocation.
+type driver interface {
+	// stopCause returns nil while the run goes on, and why it was
+	// cancelled once it is.
+	stopCause() error
+	// onHalt is called once, when the run halts, to end the waits before
+	// retries.
+	onHalt()
 }
 
 // core is the state of one run that its decisions depend on: the tasks'
@@ -366,10 +377,7 @@ func (c *core) send(e Event) {
 
 // cause returns why the run was cancelled, or nil while it is not.
 func (c *core) cause() error {
-	if c.conf.cancelled == nil {
-		return nil
-	}
-	return c.conf.cancelled()
+	return c.conf.driver.stopCause()
 }
 
 // advance, in Phased, finishes the phase under way and opens the next one
@@ -545,13 +553,11 @@ func (c *core) release(i int) {
 }
 
 // halt stops new tasks and new attempts from starting; running attempts
-// finish. The driver's onHalt wakes the tasks waiting to retry.
+// finish. The driver wakes the tasks waiting to retry.
 func (c *core) halt(err error) {
 	if !c.halted.Load() {
 		c.halted.Store(true)
-		if c.conf.onHalt != nil {
-			c.conf.onHalt()
-		}
+		c.conf.driver.onHalt()
 	}
 	if c.err == nil && err != nil {
 		c.err = err

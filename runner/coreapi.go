@@ -84,7 +84,8 @@ type CoreConfig struct {
 	// depends on the speed of the machine that evaluates it.
 	Predicates *verify.Set
 	// Observe receives the run's task and phase events, in order, on the
-	// goroutine of the call that causes them; their Seq is left to it.
+	// goroutine of the call that causes them: safe for concurrent use if
+	// RunTask runs concurrently with other calls. Their Seq is left to it.
 	// The run_started and run_finished events are the driver's. Default:
 	// no events.
 	Observe func(Event)
@@ -149,7 +150,7 @@ func NewCore(d *plan.DAG, cfg CoreConfig) (*Core, error) {
 	c := &k.c
 	c.conf = settings{
 		schedule: cfg.Schedule, concurrency: cfg.Concurrency, maxRequest: cfg.MaxRequestBytes, backoff: cfg.Backoff,
-		judge: cfg.Judge, jitter: cfg.Jitter, emit: cfg.Observe, cancelled: cfg.Cancelled, onHalt: cfg.OnHalt,
+		judge: cfg.Judge, jitter: cfg.Jitter, emit: cfg.Observe, driver: hooks{cfg.Cancelled, cfg.OnHalt},
 	}
 	if c.conf.jitter == nil {
 		c.conf.jitter = hashJitter(cfg.RunID)
@@ -172,6 +173,25 @@ func NewCore(d *plan.DAG, cfg CoreConfig) (*Core, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// hooks are the driver of a Core: its config's functions.
+type hooks struct {
+	cancelled func() error
+	halted    func()
+}
+
+func (h hooks) stopCause() error {
+	if h.cancelled == nil {
+		return nil
+	}
+	return h.cancelled()
+}
+
+func (h hooks) onHalt() {
+	if h.halted != nil {
+		h.halted()
+	}
 }
 
 // hashJitter is the default jitter of a Core: a hash of the run, the task

@@ -21,7 +21,7 @@ type Host interface {
 	// made JSON-shaped as a [Result] holds it (maps of string keys,
 	// slices, strings, json.Number, bools, nil) and checked by the
 	// worker's output slots. An agent's failure is the Reply's Err, never
-	// a panic.
+	// a panic. req is the core's: it may not be kept after the call.
 	Attempt(req *agent.Request, timeout time.Duration) Reply
 	// Judge asks the run's judge about an output, bounded by timeout; it
 	// is called only when the core was told a judge exists.
@@ -104,8 +104,9 @@ type carry struct {
 	inputs  map[string]any
 	depends map[string]any
 	skipped []string
-	last    failure // the previous attempt's failure
-	o       outcome // what the attempts so far add up to
+	last    failure       // the previous attempt's failure
+	o       outcome       // what the attempts so far add up to
+	req     agent.Request // the request of the attempt under way
 }
 
 // runTask prepares task i's request from settled results into k and runs
@@ -178,11 +179,14 @@ func (c *core) attempts(h Host, k *carry, n int, got *Reply) (outcome, bool) {
 		if got != nil {
 			x, got = *got, nil
 		} else {
-			req := agent.Request{
+			// The request lives in k, which its host holds anyway: built
+			// here and handed to an interface, it would be allocated.
+			k.req = agent.Request{
 				RunID: c.id, TaskID: t.ID, Agent: t.Agent, Input: k.input, Attempt: attempt,
 				Depends: k.depends, Skipped: k.skipped, Inputs: k.inputs, Params: t.Params, OutputSchema: t.OutputSchema,
 				IdempotencyKey: c.idempotencyKey(i, attempt),
 			}
+			req := &k.req
 			if k.refs != nil {
 				req.Template, req.Refs = t.Input, k.refs
 			}
@@ -195,7 +199,7 @@ func (c *core) attempts(h Host, k *carry, n int, got *Reply) (outcome, bool) {
 				}
 				c.emitTask(h, EventTaskRetried, i, attempt, k.last.err, k.last.diagnosis)
 			}
-			if x = h.Attempt(&req, timeout); x.abandoned {
+			if x = h.Attempt(req, timeout); x.abandoned {
 				return outcome{}, false
 			}
 		}

@@ -155,8 +155,7 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 	r := &run{Runner: rn, ctx: ctx, halting: make(chan struct{})}
 	r.conf = settings{
 		schedule: rn.schedule, concurrency: rn.concurrency, maxRequest: rn.maxRequest, backoff: rn.backoff,
-		noRetry: rn.noRetry, judge: rn.rubricJudge != nil, jitter: randomJitter, cancelled: r.cause,
-		onHalt: func() { close(r.halting) },
+		noRetry: rn.noRetry, judge: rn.rubricJudge != nil, jitter: randomJitter, driver: r,
 	}
 	r.predicates = rc.predicates
 	id, started := rc.id, time.Now()
@@ -177,13 +176,16 @@ func (rn *Runner) prepare(ctx context.Context, d *plan.DAG, rc runConfig) (*run,
 // [backoff.Policy.Delay] does.
 func randomJitter(string, int) float64 { return rand.Float64() }
 
-// cause returns why the run's context ended, or nil while it has not.
-func (r *run) cause() error {
+// stopCause returns why the run's context ended, or nil while it has not.
+func (r *run) stopCause() error {
 	if r.ctx.Err() == nil {
 		return nil
 	}
 	return context.Cause(r.ctx)
 }
+
+// onHalt ends the waits before retries when the run halts.
+func (r *run) onHalt() { close(r.halting) }
 
 // binding finds agent name and the timeout of its tasks whose plan entry
 // sets timeout, and the registry worker's bound on its attempts at once.

@@ -46,6 +46,7 @@ type Activities struct {
 	agents    map[string]agent.Agent
 	llm       llm.Client
 	judge     runner.Judge
+	custom    bool // the judge is the host's (WithJudge), not one on llm
 	heartbeat time.Duration
 }
 
@@ -70,7 +71,9 @@ func WithAgent(name string, a agent.Agent) Option {
 
 // WithJudge sets the judge of rubrics; by default, a
 // [github.com/dagent-dev/dagent/judge.Judge] on the worker's LLM.
-func WithJudge(j runner.Judge) Option { return func(a *Activities) { a.judge = j } }
+func WithJudge(j runner.Judge) Option {
+	return func(a *Activities) { a.judge, a.custom = j, j != nil }
+}
 
 // WithHeartbeat sets how often a running attempt heartbeats; 0 or less
 // keeps [DefaultHeartbeat].
@@ -164,8 +167,10 @@ type AttemptRequest struct {
 	Agent *plan.Agent `json:"agent,omitempty"`
 	// Timeout bounds the attempt.
 	Timeout time.Duration `json:"timeout"`
-	// MaxTurns and Temperature are the settings of an LLM agent
-	// ([github.com/dagent-dev/dagent/durable.LLMSpec]).
+	// Model, MaxTurns and Temperature are the settings of an LLM agent
+	// ([github.com/dagent-dev/dagent/durable.LLMSpec]); the plan agent's
+	// own model wins over Model, and an empty Model is the LLM's default.
+	Model       string   `json:"model,omitempty"`
 	MaxTurns    int      `json:"max_turns,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
 }
@@ -231,7 +236,7 @@ func (a *Activities) resolve(in AttemptRequest) (agent.Agent, *registry.Worker, 
 	if a.llm == nil {
 		return nil, nil, fmt.Errorf("agent %s: %w", in.Request.Agent, ErrNoLLM)
 	}
-	ag, err := llmagent.Agents(a.llm, a.reg, "")(in.Request.Agent, *in.Agent)
+	ag, err := llmagent.Agents(a.llm, a.reg, in.Model)(in.Request.Agent, *in.Agent)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -291,7 +296,8 @@ func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest
 type JudgeRequest struct {
 	Request runner.JudgeRequest `json:"request"`
 	Timeout time.Duration       `json:"timeout"`
-	// Model names the judge's model; empty: the LLM's default.
+	// Model names the model of the judge on the worker's LLM; empty: the
+	// LLM's default. A judge given by [WithJudge] chooses its own.
 	Model string `json:"model,omitempty"`
 }
 
@@ -308,7 +314,7 @@ func (a *Activities) Judge(ctx context.Context, in JudgeRequest) (JudgeReply, er
 	if j == nil {
 		return JudgeReply{Failure: failureOf(fmt.Errorf("judge: %w", ErrNoLLM), false)}, nil
 	}
-	if in.Model != "" && a.llm != nil {
+	if in.Model != "" && !a.custom && a.llm != nil {
 		j = judge.New(a.llm, judge.WithModel(in.Model))
 	}
 	if in.Timeout > 0 {

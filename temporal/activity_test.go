@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
@@ -129,4 +132,67 @@ func quietSuite() *testsuite.WorkflowTestSuite {
 	s := &testsuite.WorkflowTestSuite{}
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	return s
+}
+
+func TestRepair(t *testing.T) {
+	answer := `{"route": "plan", "reason": "retry with the fixer", "plan": {"mission": "ship", "tasks": [
+		{"id": "a", "agent": "echo", "input": "start"},
+		{"id": "c", "agent": "echo", "input": "again", "depends_on": ["a"]}]}}`
+	model := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{Message: llm.Message{Content: answer}, Usage: llm.Usage{PromptTokens: 90, CompletionTokens: 10}}, nil
+	})
+	env := quietSuite().NewTestActivityEnvironment()
+	NewActivities(testRegistry(t), WithLLM(model)).Register(env)
+	v, err := env.ExecuteActivity(ActivityRepair, RepairRequest{
+		Mission: "ship", Completed: map[string]any{"a": "start"},
+		Failure: executor.Failure{TaskID: "b", Class: "agent_error", Diagnosis: "broken"},
+	})
+	require.NoError(t, err)
+	var r RepairReply
+	require.NoError(t, v.Get(&r))
+	require.Nil(t, r.Failure)
+	require.NotNil(t, r.Plan)
+	assert.Len(t, r.Plan.Tasks, 2)
+	assert.Equal(t, "retry with the fixer", r.Reason)
+	assert.Equal(t, 100, r.Usage.Total())
+	assert.Equal(t, 1, r.Calls)
+	assert.GreaterOrEqual(t, r.Report.Score, 1)
+
+	env = quietSuite().NewTestActivityEnvironment()
+	NewActivities(nil).Register(env)
+	v, err = env.ExecuteActivity(ActivityRepair, RepairRequest{Mission: "ship"})
+	require.NoError(t, err, "no LLM is a failure of the repair, not of the activity")
+	require.NoError(t, v.Get(&r))
+	require.NotNil(t, r.Failure)
+	assert.Contains(t, r.Failure.Message, ErrNoLLM.Error())
+}
+
+func TestJudge(t *testing.T) {
+	j := judgeFunc(func(_ context.Context, req runner.JudgeRequest) (runner.Verdict, error) {
+		if req.Output == "bad" {
+			return runner.Verdict{}, errors.New("judge unreachable")
+		}
+		return runner.Verdict{Pass: true, Reason: "fine", Usage: llm.Usage{PromptTokens: 4}}, nil
+	})
+	env := quietSuite().NewTestActivityEnvironment()
+	NewActivities(nil, WithJudge(j)).Register(env)
+	judged := func(out any) JudgeReply {
+		v, err := env.ExecuteActivity(ActivityJudge, JudgeRequest{Request: runner.JudgeRequest{TaskID: "t", Output: out}, Timeout: time.Second, Model: "m"})
+		require.NoError(t, err)
+		var r JudgeReply
+		require.NoError(t, v.Get(&r))
+		return r
+	}
+	ok := judged("good")
+	assert.Nil(t, ok.Failure)
+	assert.Equal(t, runner.Verdict{Pass: true, Reason: "fine", Usage: llm.Usage{PromptTokens: 4}}, ok.Verdict)
+	bad := judged("bad")
+	require.NotNil(t, bad.Failure)
+	assert.Equal(t, "judge unreachable", bad.Failure.Message)
+}
+
+type judgeFunc func(context.Context, runner.JudgeRequest) (runner.Verdict, error)
+
+func (f judgeFunc) Judge(ctx context.Context, req runner.JudgeRequest) (runner.Verdict, error) {
+	return f(ctx, req)
 }

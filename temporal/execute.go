@@ -78,22 +78,12 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 	}
 	m.rp = rp
 	f.noRetry = rp.HaltClasses()
-	// The wall-time budget cancels the run's scope, not the workflow.
-	scope, cancel := workflow.WithCancel(ctx)
-	outOfTime := false
-	if limit := f.in.Spec.Budget.MaxDuration; limit > 0 {
-		workflow.Go(scope, func(g workflow.Context) {
-			if workflow.Sleep(g, limit) == nil {
-				outOfTime = true
-				cancel()
-			}
-		})
-	}
+	scope, cancel := f.budget(ctx)
 	defer cancel()
 	// stopped ends the execution cut short by the wall-time budget or
 	// the caller's cancellation.
 	stopped := func() *Outcome {
-		if outOfTime {
+		if f.outOfTime {
 			f.emit(ctx, rp.OutOfTime(context.DeadlineExceeded).Events)
 		} else {
 			_ = rp.Cancelled(context.Canceled)
@@ -118,7 +108,7 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 		dec := rp.Ran(rr, executor.RetriedTransiently(evs), cut)
 		f.emit(ctx, dec.Events)
 		switch {
-		case cut != nil && outOfTime:
+		case cut != nil && f.outOfTime:
 			return stopped(), nil
 		case dec.Step != executor.StepRepair:
 			return f.executed(ctx, rp), nil
@@ -148,12 +138,28 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 	}
 }
 
+// budget is the scope of the run under the spec's wall-time budget: a
+// timer cancels it, not the workflow, when the budget is spent, and
+// sets outOfTime.
+func (f *flow) budget(ctx workflow.Context) (workflow.Context, workflow.CancelFunc) {
+	scope, cancel := workflow.WithCancel(ctx)
+	if limit := f.in.Spec.Budget.MaxDuration; limit > 0 {
+		workflow.Go(scope, func(g workflow.Context) {
+			if workflow.Sleep(g, limit) == nil {
+				f.outOfTime = true
+				cancel()
+			}
+		})
+	}
+	return scope, cancel
+}
+
 // repair asks the planner's activity for a repair of failure, and checks
 // its plan against the catalog.
 func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure executor.Failure) (RepairReply, *plan.DAG, error) {
 	in := RepairRequest{
 		Mission: f.mission(), Completed: rp.Completed(), Failure: failure, History: rp.Result().History,
-		LLM: f.in.Spec.LLM, Gate: f.in.Spec.Gate,
+		LLM: f.in.Spec.LLM,
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: repairTimeout})
 	var out RepairReply

@@ -19,9 +19,8 @@ type RepairRequest struct {
 	Completed map[string]any   `json:"completed"`
 	Failure   executor.Failure `json:"failure"`
 	History   []executor.Trial `json:"history"`
-	// LLM holds the planner's settings, Gate the critic's gate.
-	LLM  durable.LLMSpec `json:"llm"`
-	Gate critic.Gate     `json:"gate,omitempty"`
+	// LLM holds the planner's settings.
+	LLM durable.LLMSpec `json:"llm"`
 }
 
 // RepairReply is the planner's answer, reviewed by the critic.
@@ -29,14 +28,13 @@ type RepairReply struct {
 	// Plan is the repair plan; nil when the planner gave none (Failure
 	// says why) or gave up.
 	Plan *plan.Plan `json:"plan,omitempty"`
-	// Report is the critic's review of Plan, checked against the
-	// worker's catalog; Refused says the plan cannot run or the gate
-	// refuses it.
-	Report  critic.Report `json:"report"`
-	Refused bool          `json:"refused,omitempty"`
-	GaveUp  bool          `json:"gave_up,omitempty"`
-	Reason  string        `json:"reason,omitempty"`
-	Usage   llm.Usage     `json:"usage"`
+	// Report is the critic's review of Plan checked against the worker's
+	// catalog, which the workflow's gate reads: the critic's checks run
+	// goroutines, which workflow code must not.
+	Report critic.Report `json:"report"`
+	GaveUp bool          `json:"gave_up,omitempty"`
+	Reason string        `json:"reason,omitempty"`
+	Usage  llm.Usage     `json:"usage"`
 	// Calls counts the LLM calls the repair made, for the run's budget.
 	Calls int `json:"calls"`
 	// Failure is the planner's error, if any.
@@ -44,7 +42,8 @@ type RepairReply struct {
 }
 
 // Repair asks the worker's planner, on the worker's LLM and catalog, for
-// a repair plan, and has the critic review it. A planner that fails is a
+// a repair plan, and has the critic review it; the workflow checks the
+// plan again against the catalog it runs on, and applies the gate. A planner that fails is a
 // reply with a Failure, not an error of the activity.
 func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply, error) {
 	if a.llm == nil {
@@ -84,16 +83,10 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 	if a.reg != nil {
 		opt = append(opt, plan.WithCatalog(a.reg))
 	}
-	d, _ := out.Plan.DAG(opt...)
-	if d == nil {
-		out.Report, out.Refused = critic.Review(out.Plan), true
-		return out, nil
+	if d, _ := out.Plan.DAG(opt...); d != nil {
+		out.Report = critic.ReviewDAG(d)
+	} else {
+		out.Report = critic.Review(out.Plan)
 	}
-	out.Report = critic.ReviewDAG(d)
-	gate := in.Gate
-	if gate == "" {
-		gate = critic.GateCritical
-	}
-	out.Refused = d.Err() != nil || gate.Refuses(&out.Report)
 	return out, nil
 }

@@ -107,6 +107,8 @@ type flow struct {
 	// live are the attempts under way, by task id: the core records a
 	// task's attempts when it settles, the query shows them before.
 	live map[string]attempt
+	// outOfTime says the spec's wall-time budget ended the run.
+	outOfTime bool
 	// noRetry are the classes that halt a run that replans, which are
 	// not retried either.
 	noRetry []runner.Class
@@ -212,7 +214,9 @@ func (f *flow) loop(ctx workflow.Context) (*Outcome, error) {
 	if f.in.Spec.Replan != nil {
 		return f.execute(ctx, d)
 	}
-	res, err := f.reviewed(ctx, d, f.in.RunID, f.initial)
+	scope, cancel := f.budget(ctx)
+	defer cancel()
+	res, err := f.reviewed(scope, d, f.in.RunID, f.initial)
 	if err != nil {
 		return nil, err
 	}
@@ -322,10 +326,13 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 		Predicates: verify.NewSet(verify.WithTimeout(0)),
 		Observe:    f.observe,
 		Cancelled: func() error {
-			if ctx.Err() != nil {
-				return context.Canceled
+			switch {
+			case ctx.Err() == nil:
+				return nil
+			case f.outOfTime:
+				return context.DeadlineExceeded
 			}
-			return nil
+			return context.Canceled
 		},
 		OnHalt: func() { halted = true },
 	}
@@ -413,7 +420,8 @@ func (h *host) options(timeout, heartbeat time.Duration) workflow.Context {
 
 func (h *host) Attempt(req *agent.Request, timeout time.Duration) runner.Reply {
 	h.f.live[req.TaskID] = attempt{n: req.Attempt, diagnosis: req.Diagnosis}
-	in := AttemptRequest{Request: *req, Timeout: timeout, MaxTurns: h.f.in.Spec.LLM.MaxTurns, Temperature: h.f.in.Spec.LLM.Temperature}
+	llm := h.f.in.Spec.LLM
+	in := AttemptRequest{Request: *req, Timeout: timeout, Model: llm.Model, MaxTurns: llm.MaxTurns, Temperature: llm.Temperature}
 	if _, ok := h.f.cat.WorkerOutputs(req.Agent); !ok {
 		def := h.d.Plan().Agents[req.Agent]
 		in.Agent = &def
@@ -450,8 +458,8 @@ func lost(ctx workflow.Context, err error) runner.Reply {
 }
 
 func (h *host) Judge(req runner.JudgeRequest, timeout time.Duration) (runner.Verdict, error) {
-	in := JudgeRequest{Request: req, Timeout: timeout}
-	if j := h.f.in.Spec.Judge; j != nil {
+	in := JudgeRequest{Request: req, Timeout: timeout, Model: h.f.in.Spec.LLM.Model}
+	if j := h.f.in.Spec.Judge; j != nil && j.Model != "" {
 		in.Model = j.Model
 	}
 	var out JudgeReply

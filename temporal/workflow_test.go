@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -235,6 +236,16 @@ func TestWorkflowRepairsTheTail(t *testing.T) {
 	assert.Equal(t, "ship it", asked.Mission)
 	assert.Equal(t, map[string]any{"a": "a"}, asked.Completed)
 	assert.Contains(t, kinds, executor.EventRepairAdopted)
+
+	raw, err := json.Marshal(o)
+	require.NoError(t, err)
+	want, err := o.Execution.MarshalJSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(raw), "a replanning run's outcome is the executor's result form")
+	var back Outcome
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.NotNil(t, back.Execution)
+	assert.Equal(t, 1, back.Execution.ReplanCount)
 	assert.Equal(t, "c", o.Execution.Plan.Tasks[1].ID, "the plan that ran last")
 }
 
@@ -276,4 +287,23 @@ func TestWorkflowQueryWhileRunning(t *testing.T) {
 	assert.Equal(t, TaskState{ID: "ok", Status: runner.TaskDone, Attempts: 1, Output: "x"}, mid.Tasks[0])
 	assert.Equal(t, runner.TaskRunning, mid.Tasks[1].Status, "a waits for its retry")
 	assert.Equal(t, 1, mid.Tasks[1].Attempts)
+}
+
+func TestWorkflowDeadlineOfAPlainRun(t *testing.T) {
+	fails := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{}, errors.New("no") })
+	e := env(t, workers(t, map[string]agent.Agent{"fails": fails}))
+	p := mustPlan(t, `{"tasks": [{"id": "a", "agent": "fails", "input": "x", "on_failure": "retry", "max_retries": 5}]}`)
+	spec := durable.Spec{Plan: p}
+	spec.Budget.MaxDuration = time.Hour
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "deadline", Spec: spec, Backoff: &runner.Backoff{Initial: 2 * time.Hour}})
+	o := outcome(t, e)
+	assert.Nil(t, o.Execution)
+	assert.Equal(t, runner.StatusFailed, o.Run.Status)
+	assert.Contains(t, o.Run.Err.Error(), context.DeadlineExceeded.Error())
+
+	raw, err := json.Marshal(o)
+	require.NoError(t, err)
+	want, err := o.Run.MarshalJSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(raw), "a plain run's outcome is the runner's result form")
 }

@@ -54,14 +54,6 @@ func (k *kit) run(t *testing.T, s Scenario) (*runner.Result, []runner.Event) {
 	return res, evs
 }
 
-// needLive skips t unless the driver delivers events live.
-func (k *kit) needLive(t *testing.T) {
-	t.Helper()
-	if !k.caps.LiveEvents {
-		t.Skip("the driver does not deliver events live (Caps.LiveEvents)")
-	}
-}
-
 // errBoom is the execution error of the kit's failing agents. Only its
 // text is checked: it crosses whatever boundary the driver puts between
 // agents and decisions.

@@ -19,12 +19,14 @@ import (
 //     time, and a task's events sit between the phase_started and
 //     phase_finished of its own phase — but for a task skipped below a
 //     failed synthesis gate, whose one event sits in the gate's phase;
-//     the Eager schedule has no phase events;
+//     a phase with no task event is never started; the Eager schedule
+//     has no phase events;
 //   - a task's events go task_started, then task_verified and
 //     task_retried as attempts go, then one final event whose kind is
 //     the task's final status; a task skipped by its condition or below
 //     a failed gate has only task_skipped, with attempt 0; a task done
 //     before the run or left pending has none;
+//   - a task event's Phase is the task's level, in both schedules;
 //   - every event of a task comes after the final events of its
 //     dependencies, but for a task skipped below a failed gate, whose
 //     event comes after that gate's task_failed.
@@ -49,9 +51,10 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 	for i := range s.Plan.Tasks {
 		tasks[s.Plan.Tasks[i].ID] = &s.Plan.Tasks[i]
 	}
+	level := levels(s.Plan)
 	final := map[string]int{} // task → index of its final event
 	byTask := map[string][]runner.Event{}
-	phase, open := -1, false
+	phase, open, inPhase := -1, false, 0
 	for i, e := range evs[1 : len(evs)-1] {
 		i++
 		switch e.Kind {
@@ -59,16 +62,19 @@ func checkOrder(t *testing.T, s Scenario, res *runner.Result, evs []runner.Event
 			assert.Equal(t, runner.Phased, s.Schedule, "phase events in the eager schedule")
 			assert.False(t, open, "phase %d starts while phase %d is open", e.Phase, phase)
 			assert.Greater(t, e.Phase, phase, "phases start in increasing order")
-			phase, open = e.Phase, true
+			phase, open, inPhase = e.Phase, true, 0
 			continue
 		case runner.EventPhaseFinished:
 			assert.True(t, open && e.Phase == phase, "phase_finished %d closes the phase under way (%d)", e.Phase, phase)
+			assert.NotZero(t, inPhase, "phase %d has task events: a phase with nothing to run is never started", phase)
 			open = false
 			continue
 		}
+		inPhase++
 		if !assert.Contains(t, tasks, e.TaskID, "event %d (%s) names a task of the plan", e.Seq, e.Kind) {
 			continue
 		}
+		assert.Equal(t, level[e.TaskID], e.Phase, "event %d (%s) of %s: Phase is the task's level", e.Seq, e.Kind, e.TaskID)
 		_, settled := final[e.TaskID]
 		assert.False(t, settled, "event %d (%s) of %s after its final event", e.Seq, e.Kind, e.TaskID)
 		belowGate := gateSkip(e)
@@ -187,4 +193,30 @@ func taskHasEvents(evs []runner.Event, id string) bool {
 		}
 	}
 	return false
+}
+
+// levels returns the level of every task of p: 0 without dependencies,
+// else one above its highest dependency.
+func levels(p *plan.Plan) map[string]int {
+	deps := make(map[string][]string, len(p.Tasks))
+	for _, t := range p.Tasks {
+		deps[t.ID] = t.DependsOn
+	}
+	out := make(map[string]int, len(p.Tasks))
+	var level func(id string, depth int) int
+	level = func(id string, depth int) int {
+		if l, ok := out[id]; ok || depth > len(p.Tasks) {
+			return l
+		}
+		l := 0
+		for _, d := range deps[id] {
+			l = max(l, level(d, depth+1)+1)
+		}
+		out[id] = l
+		return l
+	}
+	for _, t := range p.Tasks {
+		level(t.ID, 0)
+	}
+	return out
 }

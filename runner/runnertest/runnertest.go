@@ -57,13 +57,15 @@ type DriverFunc func(t *testing.T, s Scenario) (*runner.Result, []runner.Event)
 // Run calls f.
 func (f DriverFunc) Run(t *testing.T, s Scenario) (*runner.Result, []runner.Event) { return f(t, s) }
 
-// Caps are what a driver can do beyond the [Driver] contract. Scenarios
-// that need a capability the driver lacks are skipped, saying which.
+// Caps are what a driver can do beyond the [Driver] contract. The checks
+// that need a capability the driver lacks are left out.
 type Caps struct {
 	// LiveEvents: the driver calls [Scenario.Observe], when set, with each
 	// event of the run as it is emitted, in order, before Run returns —
 	// so that an agent may wait for an event of another task, as the
-	// in-process runner's observers can.
+	// in-process runner's observers can. With it, the failure table
+	// checks in the Eager schedule that a halt lets a running task finish
+	// and starts nothing after it.
 	LiveEvents bool
 }
 

@@ -21,6 +21,7 @@ var scenarios = []scenario{
 	{"ReviewDecisions", testReviewDecisions},
 	{"ParallelReviews", testParallelReviews},
 	{"Conditions", testConditions},
+	{"SkippedDependencies", testSkippedDependencies},
 	{"TemplatesAndInputs", testTemplatesAndInputs},
 	{"MissingValue", testMissingValue},
 	{"InitialResults", testInitialResults},
@@ -35,4 +36,5 @@ var scenarios = []scenario{
 	{"Timeouts", testTimeouts},
 	{"WorkerChecks", testWorkerChecks},
 	{"ExactEvents", testExactEvents},
+	{"Usage", testUsage},
 }
