@@ -32,6 +32,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
@@ -73,13 +74,68 @@ func main() {
 // run executes the command line and returns the exit code. What the
 // commands print goes through a [prose.Writer]: task outputs, errors and
 // diagnoses are untrusted text and must not act on the terminal.
+//
+// A command asked for --format json that fails before it printed its
+// document prints a JSON error document instead, as dagent does:
+// {"version": 1, "error", "exit_code", "problems"}.
 func run(args []string, stdout, stderr io.Writer) int {
 	out, errOut := prose.NewWriter(stdout), prose.NewWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	root := newRoot(out, errOut)
+	counted := &countingWriter{w: out}
+	root := newRoot(counted, errOut)
 	root.SetArgs(args)
-	return exitOf(root.Execute(), errOut)
+	cmd, err := root.ExecuteC()
+	code := exitOf(err, errOut)
+	if code != exitOK && counted.n == 0 && jsonAsked(cmd) {
+		doc := errorDoc{Version: 1, Error: err.Error(), ExitCode: code, Problems: plan.Problems(err)}
+		if werr := jsonv.EncodeIndent(counted, doc, "  "); werr != nil {
+			fmt.Fprintln(errOut, "dagent-temporal:", werr)
+		}
+	}
+	return code
+}
+
+// errorDoc is the JSON error document of a command that failed before it
+// printed its document; the error is on standard error too, as text.
+type errorDoc struct {
+	Version  int             `json:"version"`
+	Error    string          `json:"error"`
+	ExitCode int             `json:"exit_code"`
+	Problems []*plan.Problem `json:"problems,omitempty"`
+}
+
+// reported is an error a command has printed on standard error already:
+// code is the command's exit code, msg what the JSON error document says.
+type reported struct {
+	code exitCode
+	msg  string
+}
+
+func (r reported) Error() string { return r.msg }
+
+func (r reported) Unwrap() error { return r.code }
+
+// countingWriter counts what goes through it: whether a command printed
+// its document.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// jsonAsked reports whether cmd was run with --format json.
+func jsonAsked(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("format")
+	return f != nil && f.Changed && f.Value.String() == "json"
 }
 
 // exitOf is the exit code of a command that returned err, which it

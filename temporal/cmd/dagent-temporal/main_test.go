@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -138,4 +139,28 @@ func TestSnapshotAsResult(t *testing.T) {
 			"b": {"status": "failed", "attempts": 3, "output": null, "error": "boom", "class": "agent_error", "diagnosis": "", "duration_ms": 0},
 			"c": {"status": "running", "attempts": 0, "output": null, "error": null, "diagnosis": "", "duration_ms": 0}},
 		"pending_reviews": [], "replan": null}`, out.String())
+}
+
+// TestJSONErrorDocument: a command asked for JSON that fails before its
+// document prints dagent's JSON error document, the problems of an
+// invalid plan included.
+func TestJSONErrorDocument(t *testing.T) {
+	invalid := writeFile(t, "invalid.json", `{"tasks": [{"id": "a", "agent": "step", "depends_on": ["nowhere"]}]}`)
+	code, stdout, stderr := cli(t, "start", invalid, "--task-queue", "q", "--address", "127.0.0.1:1", "--format", "json")
+	require.Equal(t, exitFailed, code, stderr)
+	var doc struct {
+		Version  int              `json:"version"`
+		Error    string           `json:"error"`
+		ExitCode int              `json:"exit_code"`
+		Problems []map[string]any `json:"problems"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	assert.Equal(t, 1, doc.Version)
+	assert.Equal(t, exitFailed, doc.ExitCode)
+	require.NotEmpty(t, doc.Problems)
+	assert.Contains(t, doc.Error, "nowhere")
+
+	code, stdout, _ = cli(t, "start", invalid, "--task-queue", "q", "--max-turns", "0", "--format", "json")
+	require.Equal(t, exitUsage, code)
+	assert.JSONEq(t, `{"version": 1, "error": "--max-turns is 0; want 1 or more", "exit_code": 2}`, stdout)
 }

@@ -177,8 +177,9 @@ const invalidInput = "InvalidInput"
 func runFailed(cmd *cobra.Command, runID string, err error) error {
 	var app *sdktemporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == invalidInput {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dagent-temporal: run %s did not start: %s\n", runID, app.Error())
-		return exitCode(exitFailed)
+		msg := fmt.Sprintf("run %s did not start: %s", runID, app.Error())
+		fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
+		return reported{exitFailed, msg}
 	}
 	return fmt.Errorf("run %s: %w", runID, err)
 }

@@ -213,9 +213,10 @@ func readPlan(cmd *cobra.Command, path string, allowUnknown bool) (*plan.Plan, e
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %sunknown key %q; did you mean %q?\n", path, prose.OneLine(where), u.Key, u.Suggestion)
 	}
 	if near > 0 && !allowUnknown {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dagent-temporal: not started: %s, so the plan would not run as written; fix the plan, or pass --allow-unknown-keys\n",
-			prose.Plural(near, "unknown key")+" near a known key")
-		return nil, exitCode(exitFailed)
+		msg := fmt.Sprintf("not started: %s near a known key, so the plan would not run as written; fix the plan, or pass --allow-unknown-keys",
+			prose.Plural(near, "unknown key"))
+		fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
+		return nil, reported{exitFailed, msg}
 	}
 	return p, nil
 }
