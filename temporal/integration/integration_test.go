@@ -321,3 +321,36 @@ func TestPlanTheWorkersCannotRun(t *testing.T) {
 	assert.Contains(t, stderr, "did not start")
 	assert.Contains(t, stderr, `"ghost"`)
 }
+
+// TestReviewRejectedFromTheCLI: a review rejected from the command fails
+// its task, as dagent resume --review TASK=reject does, and what depends
+// on it does not run.
+func TestReviewRejectedFromTheCLI(t *testing.T) {
+	setup(t)
+	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
+	startWorker(t, q, "DAGENT_IT_LOG="+log)
+	p := planDoc{Tasks: []task{
+		{ID: "draft", Agent: "step"},
+		{ID: "review", Type: "human_review", Input: "Publish the draft?", DependsOn: []string{"draft"}},
+		{ID: "publish", Agent: "step", DependsOn: []string{"review"}},
+	}}
+	runID := "it-reject-" + time.Now().Format("150405.000")
+	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+	require.Equal(t, 0, code, stderr)
+	waitFor(t, 30*time.Second, "the run to wait for its review", func() bool {
+		code, _, _ := dagentTemporal(t, "show", runID)
+		return code == 3
+	})
+	code, stdout, stderr := dagentTemporal(t, "reject", runID, "review", "--comment", "not yet")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "run "+runID+": review review rejected\n", stdout)
+
+	waitClosed(t, runID, time.Minute)
+	code, stdout, stderr = dagentTemporal(t, "show", runID, "--format", "json")
+	assert.Equal(t, 1, code, stderr)
+	res := decode(t, stdout)
+	assert.Equal(t, "failed", res.Status)
+	assert.Equal(t, "failed", res.Tasks["review"].Status)
+	assert.NotEqual(t, "done", res.Tasks["publish"].Status)
+	assert.Len(t, executions(t, log), 1, "only the draft ran")
+}
