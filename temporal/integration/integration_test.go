@@ -278,7 +278,8 @@ func TestReplanRepairsTheTail(t *testing.T) {
 }
 
 // TestCancelEndsTheRun: cancel stops a running run, which ends failed
-// with its finished results kept.
+// with its finished results kept; its id cannot start another run,
+// neither while it runs nor after.
 func TestCancelEndsTheRun(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
@@ -291,6 +292,13 @@ func TestCancelEndsTheRun(t *testing.T) {
 	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
 	require.Equal(t, 0, code, stderr)
 	waitFor(t, 30*time.Second, "the long task to start", func() bool { return len(executions(t, log)) == 2 })
+	again := func() {
+		t.Helper()
+		code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+		assert.Equal(t, 2, code, "a run id names one run")
+		assert.Contains(t, stderr, "run "+runID+" exists already")
+	}
+	again()
 
 	code, stdout, stderr := dagentTemporal(t, "show", runID)
 	require.Equal(t, 0, code, stderr)
@@ -306,6 +314,8 @@ func TestCancelEndsTheRun(t *testing.T) {
 	assert.Equal(t, "failed", res.Status)
 	assert.Equal(t, "done", res.Tasks["quick"].Status, "the finished result is kept")
 	assert.NotEqual(t, "done", res.Tasks["long"].Status)
+	again()
+	assert.Len(t, executions(t, log), 2, "a run id that ended does not start again")
 }
 
 // TestPlanTheWorkersCannotRun: a plan naming a worker the workers'

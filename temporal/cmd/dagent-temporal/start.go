@@ -152,7 +152,8 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 	// A run id names one run: a run that ended is not started again under
 	// it, which would run its done tasks again.
 	opts := client.StartWorkflowOptions{ID: runID, TaskQueue: f.queue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}
 	if _, err := c.ExecuteWorkflow(ctx, opts, temporal.WorkflowName, in); err != nil {
 		if _, ok := errors.AsType[*serviceerror.WorkflowExecutionAlreadyStarted](err); ok {
 			return fmt.Errorf("run %s exists already: give this run another --run-id, or see it with dagent-temporal show %s", runID, runID)
