@@ -11,9 +11,12 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/dagent ./cmd/dagent
 
-## test: run every test with the race detector
+## test: run every test with the race detector, the temporal module's
+## too (its dev server tests skip without the temporal CLI; see
+## docs/temporal.md)
 test:
 	$(GO) test -race ./...
+	cd temporal && $(GO) vet ./... && $(GO) test -race ./...
 
 ## e2e: the end-to-end suite against a real LLM: the one OPENAI_API_KEY or
 ## OPENAI_BASE_URL names, a recording (DAGENT_E2E_REPLAY=dir), or else the
@@ -38,11 +41,12 @@ bench:
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
-## lint: gofmt check and go vet
+## lint: gofmt check and go vet, of the temporal module too
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt -w needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd temporal && $(GO) vet ./...
 
 clean:
 	rm -rf bin

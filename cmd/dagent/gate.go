@@ -6,24 +6,7 @@ import (
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/spf13/cobra"
 )
-
-// gateFlag registers --gate on cmd: the severity from which the critic
-// refuses a plan, in the words of lint's --fail-on.
-func gateFlag(cmd *cobra.Command, gate *string) {
-	cmd.Flags().StringVar(gate, "gate", string(critic.GateCritical),
-		"refuse a plan (and each repair) with an issue of this severity or worse: critical (a plan that cannot run as written), warning, info or never")
-}
-
-// parseGate reads --gate.
-func parseGate(s string) (critic.Gate, error) {
-	g, err := critic.ParseGate(s)
-	if err != nil || s == "" {
-		return "", fmt.Errorf("unknown --gate %q: use critical, warning, info or never", s)
-	}
-	return g, nil
-}
 
 // refusal is the line that heads the findings of a refused plan, and the
 // least severity of the findings to print under it.

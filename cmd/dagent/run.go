@@ -8,14 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
-	"github.com/dagent-dev/dagent/llmagent"
+	"github.com/dagent-dev/dagent/internal/runflags"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
@@ -23,58 +22,24 @@ import (
 )
 
 type runFlags struct {
-	registry    string
-	concurrency int
-	schedule    string
-	reviews     string
-	initial     string
-	timeout     time.Duration
-	format      string
-	runID       string
+	registry string
+	reviews  string
+	initial  string
+	format   string
+	runID    string
 	// allowUnknown runs a plan with keys that look misspelt.
 	allowUnknown bool
-	gate         string
 
-	// Replanning.
-	replan            bool
-	mission           string
-	maxReplans        int
-	maxReplansPerTask int
-	cooldown          time.Duration
-	haltOn, noHaltOn  []string
-	maxFailures       int
-	maxFlaky          int
-	maxGrowth         int
+	// spec are the flags the run's spec keeps.
+	spec runflags.Flags
 
 	// Planning a mission.
 	noCache bool
 	memory  int
-	rounds  int
-
-	// Budgets.
-	maxTokens int
-	maxCalls  int
-	deadline  time.Duration
-
-	// maxTurns bounds the tool-calling turns of the plan's LLM agents.
-	maxTurns int
-
-	// The judge of rubrics.
-	judge         bool
-	judgeModel    string
-	judgeMaxCalls int
 
 	llm llmFlags
 	db  dbFlags
 }
-
-// replanOnly are the flags that only replanning uses.
-var replanOnly = []string{"max-replans", "max-replans-per-task", "replan-cooldown", "halt-on", "no-halt-on",
-	"max-consecutive-failures", "max-flaky-streak", "max-plan-growth"}
-
-// haltFlags are the flags of replanning that a run in rounds takes too:
-// its halts.
-var haltFlags = []string{"halt-on", "no-halt-on", "max-consecutive-failures", "max-flaky-streak"}
 
 func newRun() *cobra.Command {
 	var f runFlags
@@ -223,34 +188,13 @@ standard error (with --format json, a waiting run too).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.registry, "registry", "", "registry file (YAML or JSON) of the workers tasks may use")
-	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultConcurrency, "most tasks running at once")
-	fl.StringVar(&f.schedule, "schedule", "phased", "phased (a phase starts when the one before settled) or eager (a task starts when its own dependencies settled)")
 	fl.StringVar(&f.reviews, "reviews", "", "JSON file of review decisions by task id")
 	fl.StringVar(&f.initial, "initial-results", "", "JSON file of task outputs by id, or an earlier --format json result; those tasks are not run again")
-	fl.DurationVar(&f.timeout, "timeout", runner.DefaultTaskTimeout, "timeout of each attempt of a task that sets none")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: the --initial-results run's id, else a new one); the id of a journaled run of the same plan goes on with it, as dagent resume does")
 	fl.BoolVar(&f.allowUnknown, "allow-unknown-keys", false, "run a plan even though some of its unknown keys look like misspelt known keys, without them")
-	fl.BoolVar(&f.replan, "replan", false, "repair the plan with the meta-planner when a run asks for a new plan")
-	fl.StringVar(&f.mission, "mission", "", "the mission: without PLAN, plan it first; with PLAN, what replans work toward (default the plan's mission); implies --replan")
-	fl.IntVar(&f.maxReplans, "max-replans", executor.DefaultMaxReplans, "most replans in all")
-	fl.IntVar(&f.maxReplansPerTask, "max-replans-per-task", executor.DefaultMaxReplansPerTask, "most replans one task may cause")
-	fl.DurationVar(&f.cooldown, "replan-cooldown", 0, "wait this long before each replan")
-	fl.StringSliceVar(&f.haltOn, "halt-on", nil, "halt instead of replanning when a task fails with this class (besides tool_refused and precondition_failed); repeatable")
-	fl.StringSliceVar(&f.noHaltOn, "no-halt-on", nil, "replan a failure of this class that halts by default (tool_refused, precondition_failed); repeatable")
-	fl.IntVar(&f.maxFailures, "max-consecutive-failures", executor.DefaultMaxConsecutiveFailures, "halt after this many failed executions in a row that finish no new task")
-	fl.IntVar(&f.maxFlaky, "max-flaky-streak", executor.DefaultMaxFlakyStreak, "halt a failed run after this many tasks in a row passed only on a retry after an error or a timeout; 0 is no limit")
-	fl.IntVar(&f.maxGrowth, "max-plan-growth", executor.DefaultMaxPlanGrowth, "halt at a repair plan with more than this many tasks beyond the first plan's; 0 is no limit")
-	fl.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "most tool-calling turns of each attempt of the plan's LLM agents")
 	fl.BoolVar(&f.noCache, "no-cache", false, "with --mission and no PLAN, ask the planner even when the journal caches a plan of the mission (the new plan is cached in its place; --record and --replay imply it)")
 	fl.IntVar(&f.memory, "memory", 0, "with --mission and no PLAN, show the planner how the workers, agents and tools fared in the journal's last N runs; 0 shows nothing")
-	fl.IntVar(&f.rounds, "rounds", 0, "plan the mission in rounds, at most this many: the planner writes the tasks it can justify, sees their results, and goes on, delivers or gives up; replaces --replan")
-	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most LLM tokens (prompt and completion) of the command; 0 is no limit")
-	fl.IntVar(&f.maxCalls, "max-llm-calls", 0, "most LLM calls of the command; 0 is no limit")
-	fl.DurationVar(&f.deadline, "deadline", 0, "most wall time of the command, planning and replanning included; 0 is no limit")
-	fl.BoolVar(&f.judge, "judge", false, "have an LLM judge each task's rubric once its predicate passes")
-	fl.StringVar(&f.judgeModel, "judge-model", "", "model of the judge (default the run's); implies --judge")
-	fl.IntVar(&f.judgeMaxCalls, "judge-max-calls", 0, "most LLM calls of the judge; 0 is no limit of its own; implies --judge")
-	gateFlag(cmd, &f.gate)
+	f.spec.Register(fl)
 	f.llm.register(cmd)
 	f.db.register(cmd, true)
 	formatFlag(cmd, &f.format)
@@ -258,99 +202,35 @@ standard error (with --format json, a waiting run too).`,
 	return cmd
 }
 
-// replanning reports whether the run goes through the executor's
-// replanning.
-func (f *runFlags) replanning() bool { return f.rounds == 0 && (f.replan || f.mission != "") }
-
 // check rejects flags that do not go together.
 func (f *runFlags) check(cmd *cobra.Command, path string) error {
-	if path == "" && f.mission == "" {
+	if path == "" && f.spec.Mission == "" {
 		return errors.New("run needs a PLAN, or --mission MISSION to plan one first")
-	}
-	if f.mission != "" && strings.TrimSpace(f.mission) == "" {
-		return errors.New("the mission is empty")
 	}
 	if f.runID != "" {
 		if err := runner.CheckRunID(f.runID); err != nil {
 			return fmt.Errorf("--run-id: %w", err)
 		}
 	}
-	switch {
-	case f.rounds < 0:
-		return errors.New("--rounds must not be negative")
-	case f.rounds > 0 && f.replan:
-		return errors.New("--rounds and --replan cannot be combined: a run in rounds does not replan")
-	case f.rounds > 0 && f.initial != "":
-		return errors.New("--initial-results cannot be combined with --rounds: a run in rounds keeps its own results")
-	}
-	if !f.replanning() {
-		for _, name := range replanOnly {
-			if f.rounds > 0 && slices.Contains(haltFlags, name) {
-				continue
-			}
-			if f.rounds > 0 && cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s cannot be combined with --rounds: a run in rounds makes no repair", name)
-			}
-			if cmd.Flags().Changed(name) {
-				return fmt.Errorf("--%s needs --replan or --mission", name)
-			}
-		}
-	} else if f.initial != "" {
-		return errors.New("--initial-results cannot be combined with --replan or --mission: replanning keeps its own results")
+	if err := f.spec.Check(f.initial != ""); err != nil {
+		return err
 	}
 	switch {
-	case f.maxReplans < 0, f.maxReplansPerTask < 0:
-		return errors.New("--max-replans and --max-replans-per-task must not be negative")
-	case f.maxTokens < 0, f.maxCalls < 0:
-		return errors.New("--max-tokens and --max-llm-calls must not be negative")
-	case f.deadline < 0, f.cooldown < 0:
-		return errors.New("--deadline and --replan-cooldown must not be negative")
-	case f.maxFailures < 1:
-		return fmt.Errorf("--max-consecutive-failures is %d; want 1 or more", f.maxFailures)
-	case f.maxFlaky < 0, f.maxGrowth < 0:
-		return errors.New("--max-flaky-streak and --max-plan-growth must not be negative (0 is no limit)")
-	case f.maxTurns < 1:
-		return fmt.Errorf("--max-turns is %d; want 1 or more", f.maxTurns)
 	case f.memory < 0:
 		return errors.New("--memory must not be negative")
-	case f.memory > 0 && (path != "" || f.mission == ""):
+	case f.memory > 0 && (path != "" || f.spec.Mission == ""):
 		return errors.New("--memory needs --mission without a PLAN: it informs the planning of the mission")
 	case f.memory > 0 && f.db.off:
 		return errors.New("--memory reads the journal: it cannot be combined with --no-journal")
-	case f.judgeMaxCalls < 0:
-		return errors.New("--judge-max-calls must not be negative")
-	}
-	for _, c := range slices.Concat(f.haltOn, f.noHaltOn) {
-		if !runner.Class(c).Valid() {
-			return fmt.Errorf("bad class %q for --halt-on or --no-halt-on: a class is a lower-case identifier, such as tool_refused, precondition_failed or agent_error", c)
-		}
-	}
-	for _, c := range f.haltOn {
-		if slices.Contains(f.noHaltOn, c) {
-			return fmt.Errorf("--halt-on and --no-halt-on both name %q", c)
-		}
 	}
 	return f.llm.check(cmd)
-}
-
-// classes are the classes named by flag values.
-func classes(names []string) []runner.Class {
-	var out []runner.Class
-	for _, n := range names {
-		out = append(out, runner.Class(n))
-	}
-	return out
 }
 
 func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err := f.check(cmd, path); err != nil {
 		return err
 	}
-	schedule, err := runner.ParseSchedule(f.schedule)
-	if err != nil {
-		return err
-	}
-	gate, err := parseGate(f.gate)
+	spec, err := f.spec.Spec()
 	if err != nil {
 		return err
 	}
@@ -361,20 +241,8 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err := runnable(cmd, f.registry, reg); err != nil {
 		return err
 	}
-	spec := durable.Spec{
-		Gate:    gate,
-		Mission: f.mission,
-		Runner:  durable.RunnerSpec{Concurrency: f.concurrency, Schedule: schedule, TaskTimeout: f.timeout},
-		Budget:  executor.Budget{MaxTokens: f.maxTokens, MaxCalls: f.maxCalls, MaxDuration: f.deadline},
-		LLM: durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes, PlanOnly: f.llm.planOnly,
-			Temperature: f.llm.temperatureSet(cmd)},
-	}
-	if cmd.Flags().Changed("max-turns") {
-		spec.LLM.MaxTurns = f.maxTurns
-	}
-	if f.judge || f.judgeModel != "" || f.judgeMaxCalls > 0 {
-		spec.Judge = &durable.JudgeSpec{Model: strings.TrimSpace(f.judgeModel), MaxCalls: f.judgeMaxCalls}
-	}
+	spec.LLM = durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes, PlanOnly: f.llm.planOnly,
+		Temperature: f.llm.temperatureSet(cmd), MaxTurns: spec.LLM.MaxTurns}
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
@@ -392,23 +260,8 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 		if err := refuseNearMisses(cmd, path, spec.Plan.Unknown, f.allowUnknown); err != nil {
 			return err
 		}
-	}
-	if f.rounds > 0 {
-		spec.Rounds = f.rounds
-		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
-			return errors.New("--rounds needs a mission: the plan has none; pass --mission MISSION")
-		}
-		// A run in rounds makes no repair; its halts are those of a run
-		// that replans, kept with it.
-		spec.Replan = &durable.ReplanSpec{HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn),
-			MaxConsecutiveFailures: f.maxFailures, MaxFlakyStreak: f.maxFlaky}
-	}
-	if f.replanning() {
-		spec.Replan = &durable.ReplanSpec{MaxReplans: f.maxReplans, MaxReplansPerTask: f.maxReplansPerTask, Cooldown: f.cooldown,
-			HaltOn: classes(f.haltOn), NoHaltOn: classes(f.noHaltOn),
-			MaxConsecutiveFailures: f.maxFailures, MaxFlakyStreak: f.maxFlaky, MaxPlanGrowth: f.maxGrowth}
-		if spec.Plan != nil && f.mission == "" && strings.TrimSpace(spec.Plan.Mission) == "" {
-			return errors.New("--replan needs a mission: the plan has none; pass --mission MISSION")
+		if err := f.spec.CheckPlan(spec.Plan); err != nil {
+			return err
 		}
 	}
 	l := &lazyLLM{f: f.llm}

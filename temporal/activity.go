@@ -1,0 +1,335 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/judge"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/llmagent"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// DefaultHeartbeat is how often an attempt reports that its worker is
+// alive, unless [WithHeartbeat] says otherwise; the workflow gives its
+// attempts a heartbeat timeout of three times that.
+const DefaultHeartbeat = 5 * time.Second
+
+// abandonGrace is how long an attempt waits, once its timeout is over,
+// for an agent that ignores its context, before the attempt reports the
+// timeout without it: the agent's goroutine is left behind, as the
+// in-process runner leaves one.
+const abandonGrace = 2 * time.Second
+
+// ErrNoLLM is the failure of an attempt of a plan's LLM agent, or of a
+// judgement or a repair, on a worker given no LLM client ([WithLLM]).
+var ErrNoLLM = errors.New("no LLM client on this worker")
+
+// Activities are the activities of a run, done on a Temporal worker with
+// the host's trusted catalog and LLM. Build them with [NewActivities] and
+// register them with [Activities.Register]; they are safe for concurrent
+// use.
+type Activities struct {
+	reg       *registry.Registry
+	agents    map[string]agent.Agent
+	llm       llm.Client
+	judge     runner.Judge
+	custom    bool // the judge is the host's (WithJudge), not one on llm
+	heartbeat time.Duration
+}
+
+// Option configures [Activities].
+type Option func(*Activities)
+
+// WithLLM gives the worker the LLM of plans' LLM agents, of the rubric
+// judge (unless [WithJudge]) and of the planner's repairs.
+func WithLLM(c llm.Client) Option { return func(a *Activities) { a.llm = c } }
+
+// WithAgent runs the tasks whose agent is name with a, before the
+// registry's worker of that name and the plan's LLM agent, as
+// [runner.WithAgent] does in process.
+func WithAgent(name string, a agent.Agent) Option {
+	return func(x *Activities) {
+		if x.agents == nil {
+			x.agents = map[string]agent.Agent{}
+		}
+		x.agents[name] = a
+	}
+}
+
+// WithJudge sets the judge of rubrics; by default, a
+// [github.com/dagent-dev/dagent/judge.Judge] on the worker's LLM.
+func WithJudge(j runner.Judge) Option {
+	return func(a *Activities) { a.judge, a.custom = j, j != nil }
+}
+
+// WithHeartbeat sets how often a running attempt heartbeats; 0 or less
+// keeps [DefaultHeartbeat].
+func WithHeartbeat(d time.Duration) Option {
+	return func(a *Activities) {
+		if d > 0 {
+			a.heartbeat = d
+		}
+	}
+}
+
+// NewActivities returns the activities of runs on the workers and tools
+// of reg (nil: none).
+func NewActivities(reg *registry.Registry, opts ...Option) *Activities {
+	a := &Activities{reg: reg, heartbeat: DefaultHeartbeat}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.judge == nil && a.llm != nil {
+		a.judge = judge.New(a.llm)
+	}
+	return a
+}
+
+// Register registers the activities under their names ([ActivityCatalog],
+// [ActivityAttempt], [ActivityJudge], [ActivityRepair]).
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
+	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
+	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: ActivityJudge})
+	r.RegisterActivityWithOptions(a.Repair, activity.RegisterOptions{Name: ActivityRepair})
+}
+
+// Catalog is what the workflow knows of a worker's registry: enough to
+// check a plan against it and to schedule its tasks, deterministically.
+// It implements [plan.Catalog].
+type Catalog struct {
+	Workers map[string]WorkerInfo `json:"workers"`
+	Tools   []string              `json:"tools"`
+	// Agents names the agents given by [WithAgent], sorted; they count
+	// as workers that declare no outputs.
+	Agents []string `json:"agents,omitempty"`
+}
+
+// WorkerInfo is one worker of a [Catalog].
+type WorkerInfo struct {
+	// Outputs are the slots it declares; nil when it declares none.
+	Outputs        []string      `json:"outputs"`
+	Timeout        time.Duration `json:"timeout"`
+	MaxConcurrency int           `json:"max_concurrency"`
+}
+
+// WorkerOutputs implements [plan.Catalog].
+func (c *Catalog) WorkerOutputs(name string) ([]string, bool) {
+	if slices.Contains(c.Agents, name) {
+		return nil, true
+	}
+	w, ok := c.Workers[name]
+	return w.Outputs, ok
+}
+
+// HasTool implements [plan.Catalog].
+func (c *Catalog) HasTool(name string) bool { return slices.Contains(c.Tools, name) }
+
+var _ plan.Catalog = (*Catalog)(nil)
+
+// Catalog answers the snapshot of the worker's registry.
+func (a *Activities) Catalog(context.Context) (*Catalog, error) {
+	c := &Catalog{Workers: map[string]WorkerInfo{}, Tools: []string{}}
+	for name := range a.agents {
+		c.Agents = append(c.Agents, name)
+	}
+	slices.Sort(c.Agents)
+	if a.reg == nil {
+		return c, nil
+	}
+	for _, name := range a.reg.Names() {
+		w, _ := a.reg.Lookup(name)
+		slots, _ := a.reg.WorkerOutputs(name)
+		c.Workers[name] = WorkerInfo{Outputs: slots, Timeout: w.Timeout, MaxConcurrency: w.MaxConcurrency}
+	}
+	c.Tools = append(c.Tools, a.reg.ToolNames()...)
+	return c, nil
+}
+
+// AttemptRequest is one attempt of a task.
+type AttemptRequest struct {
+	Request agent.Request `json:"request"`
+	// Agent is the plan's definition of the task's agent, when the agent
+	// is not a worker of the registry: an LLM agent on the worker's LLM.
+	Agent *plan.Agent `json:"agent,omitempty"`
+	// Timeout bounds the attempt.
+	Timeout time.Duration `json:"timeout"`
+	// Model, MaxTurns and Temperature are the settings of an LLM agent
+	// ([github.com/dagent-dev/dagent/durable.LLMSpec]); the plan agent's
+	// own model wins over Model, and an empty Model is the LLM's default.
+	Model       string   `json:"model,omitempty"`
+	MaxTurns    int      `json:"max_turns,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+}
+
+// AttemptReply is what an attempt did. A failure of the agent is a reply
+// with a Failure, never an error of the activity: an activity error means
+// the attempt was lost with its worker, and is retried elsewhere.
+type AttemptReply struct {
+	// Output is the normalised output, as JSON.
+	Output  json.RawMessage `json:"output,omitempty"`
+	Usage   agent.Usage     `json:"usage"`
+	Failure *Failure        `json:"failure,omitempty"`
+}
+
+// Attempt makes one attempt of a task: it resolves the agent (a worker of
+// the registry, else the plan's LLM agent), checks the worker's
+// preconditions, calls the agent under the attempt's timeout while
+// heartbeating, normalises its output and checks it against the worker's
+// declared outputs.
+func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
+	ag, w, err := a.resolve(in)
+	if err != nil {
+		return failed(agent.Usage{}, err, false), nil
+	}
+	if w != nil && len(w.Preconditions) > 0 {
+		if err := w.Check(ctx, in.Request); err != nil {
+			return failed(agent.Usage{}, err, false), nil
+		}
+	}
+	res, err, timedOut := a.call(ctx, ag, in)
+	if err != nil {
+		return failed(res.Usage, err, timedOut), nil
+	}
+	out, err := jsonv.Normalize(res.Output)
+	if err != nil {
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
+	}
+	if w != nil {
+		if err := w.CheckOutput(out); err != nil {
+			return failed(res.Usage, err, false), nil
+		}
+	}
+	raw, err := jsonv.Marshal(out)
+	if err != nil {
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
+	}
+	return AttemptReply{Output: raw, Usage: res.Usage}, nil
+}
+
+// resolve finds the agent of the attempt.
+func (a *Activities) resolve(in AttemptRequest) (agent.Agent, *registry.Worker, error) {
+	if ag, ok := a.agents[in.Request.Agent]; ok {
+		return ag, nil, nil
+	}
+	if a.reg != nil {
+		if w, ok := a.reg.Lookup(in.Request.Agent); ok {
+			return w.Agent, &w, nil
+		}
+	}
+	if in.Agent == nil {
+		return nil, nil, fmt.Errorf("%w: %s is no worker of this worker's registry", runner.ErrNoAgent, in.Request.Agent)
+	}
+	if a.llm == nil {
+		return nil, nil, fmt.Errorf("agent %s: %w", in.Request.Agent, ErrNoLLM)
+	}
+	ag, err := llmagent.Agents(a.llm, a.reg, in.Model)(in.Request.Agent, *in.Agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	if la, ok := ag.(*llmagent.Agent); ok {
+		la.MaxTurns, la.Temperature = in.MaxTurns, in.Temperature
+	}
+	return ag, nil, nil
+}
+
+// call runs the agent under the attempt's timeout, heartbeating until it
+// returns; an agent that outlives its timeout by abandonGrace is left
+// behind. timedOut says the timeout ended the attempt.
+func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest) (res agent.Result, err error, timedOut bool) {
+	actx, cancel := context.WithCancel(ctx)
+	if in.Timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, in.Timeout)
+	}
+	defer cancel()
+	type end struct {
+		res agent.Result
+		err error
+	}
+	done := make(chan end, 1)
+	go func() {
+		var e end
+		defer func() {
+			if v := recover(); v != nil {
+				e = end{err: &runner.PanicError{Value: v, Stack: debug.Stack()}}
+			}
+			done <- e
+		}()
+		e.res, e.err = ag.Run(actx, in.Request)
+	}()
+	tick := time.NewTicker(a.heartbeat)
+	defer tick.Stop()
+	var grace <-chan time.Time
+	for {
+		select {
+		case e := <-done:
+			timedOut = e.err != nil && errors.Is(actx.Err(), context.DeadlineExceeded)
+			return e.res, e.err, timedOut
+		case <-tick.C:
+			activity.RecordHeartbeat(ctx)
+		case <-grace:
+			return agent.Result{}, fmt.Errorf("%w: %w", runner.ErrAbandoned, actx.Err()), errors.Is(actx.Err(), context.DeadlineExceeded)
+		case <-actx.Done():
+			if grace == nil {
+				t := time.NewTimer(abandonGrace)
+				defer t.Stop()
+				grace = t.C
+			}
+		}
+	}
+}
+
+// JudgeRequest is a judgement of a rubric, bounded by Timeout.
+type JudgeRequest struct {
+	Request runner.JudgeRequest `json:"request"`
+	Timeout time.Duration       `json:"timeout"`
+	// Model names the model of the judge on the worker's LLM; empty: the
+	// LLM's default. A judge given by [WithJudge] chooses its own.
+	Model string `json:"model,omitempty"`
+}
+
+// JudgeReply is a judgement: a verdict, or Failure when none was reached.
+type JudgeReply struct {
+	Verdict runner.Verdict `json:"verdict"`
+	Failure *Failure       `json:"failure,omitempty"`
+}
+
+// Judge has the worker's judge judge a rubric. No verdict reached is a
+// reply with a Failure, not an error of the activity.
+func (a *Activities) Judge(ctx context.Context, in JudgeRequest) (JudgeReply, error) {
+	j := a.judge
+	if j == nil {
+		return JudgeReply{Failure: failureOf(fmt.Errorf("judge: %w", ErrNoLLM), false)}, nil
+	}
+	if in.Model != "" && !a.custom && a.llm != nil {
+		j = judge.New(a.llm, judge.WithModel(in.Model))
+	}
+	if in.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Timeout)
+		defer cancel()
+	}
+	v, err := j.Judge(ctx, in.Request)
+	if err != nil {
+		return JudgeReply{Verdict: v, Failure: failureOf(err, errors.Is(err, context.DeadlineExceeded))}, nil
+	}
+	return JudgeReply{Verdict: v}, nil
+}
+
+// failed is the reply of a failed attempt.
+func failed(u agent.Usage, err error, timedOut bool) AttemptReply {
+	return AttemptReply{Usage: u, Failure: failureOf(err, timedOut)}
+}

@@ -1,0 +1,285 @@
+package temporal_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/build"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/temporal"
+)
+
+// The benchmarks of this file measure what running on Temporal costs: a
+// fan plan of trivial Go agents (each returns at once) run in process, on
+// a Temporal dev server through the dagent workflow, and on the same
+// server through a plain workflow that runs the same tasks as activities,
+// phase by phase, with no dagent logic. They report ns/task and tasks/s:
+//
+//	cd temporal && go test -run '^$' -bench DevServer -benchtime 3x
+
+// benchCLI finds the temporal CLI as the suite does: $DAGENT_TEMPORAL_CLI,
+// PATH, then $GOPATH/bin. Empty if none.
+func benchCLI() string {
+	if p := os.Getenv("DAGENT_TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		gopath = build.Default.GOPATH
+	}
+	for _, dir := range filepath.SplitList(gopath) {
+		if p := filepath.Join(dir, "bin", "temporal"); fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// devServer starts a dev server for the benchmark, stopped when it ends;
+// it skips without the temporal CLI.
+func devServer(b *testing.B) client.Client {
+	b.Helper()
+	cli := benchCLI()
+	if cli == "" {
+		b.Skip("no temporal CLI: set DAGENT_TEMPORAL_CLI, put temporal on PATH, or " +
+			"CGO_ENABLED=0 go install github.com/temporalio/cli/cmd/temporal@v1.5.1")
+	}
+	var out bytes.Buffer
+	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
+		ExistingPath: cli, ClientOptions: &client.Options{Logger: quietLogger()}, LogLevel: "error", Stdout: &out, Stderr: &out,
+	})
+	if err != nil {
+		b.Fatalf("starting the dev server: %v\n%s", err, out.String())
+	}
+	b.Cleanup(func() {
+		srv.Client().Close()
+		_ = srv.Stop()
+	})
+	return srv.Client()
+}
+
+// quietLogger logs the SDK's errors only: its default logs every
+// activity.
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
+// instant is the agent of every benchmark task: it returns at once.
+var instant = agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+	return agent.Result{Output: map[string]any{"id": req.TaskID}}, nil
+})
+
+// fan is a plan of blocks × (1 + width) tasks of the "instant" worker:
+// each block a hub fanning out to width leaves, which fan in to the next
+// block's hub. Its phases are returned too, for the plain workflow.
+func fan(b *testing.B, blocks, width int) (*plan.Plan, [][]string) {
+	type task struct {
+		ID        string   `json:"id"`
+		Agent     string   `json:"agent"`
+		DependsOn []string `json:"depends_on,omitempty"`
+	}
+	var tasks []task
+	var phases [][]string
+	var prev []string
+	for bl := range blocks {
+		hub := fmt.Sprintf("hub%02d", bl)
+		tasks = append(tasks, task{ID: hub, Agent: "instant", DependsOn: prev})
+		phases = append(phases, []string{hub})
+		prev = nil
+		for l := range width {
+			id := fmt.Sprintf("b%02d_%03d", bl, l)
+			tasks = append(tasks, task{ID: id, Agent: "instant", DependsOn: []string{hub}})
+			prev = append(prev, id)
+		}
+		phases = append(phases, prev)
+	}
+	data, err := json.Marshal(map[string]any{"tasks": tasks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plan.Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, phases
+}
+
+func benchRegistry(b *testing.B) *registry.Registry {
+	reg := registry.New()
+	if err := reg.Register("instant", registry.Worker{Description: "returns at once", Outputs: []string{"id"}, Agent: instant}); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// perTask reports the time per task and the tasks per second of b's
+// iterations, each a run of n tasks.
+func perTask(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tasks/s")
+}
+
+// BenchmarkDevServerOverhead runs a plan of 200 tasks in process, on the
+// dagent workflow, and on a plain workflow of the same activities.
+func BenchmarkDevServerOverhead(b *testing.B) {
+	const blocks, width = 2, 99
+	p, phases := fan(b, blocks, width)
+	n := len(p.Tasks)
+	reg := benchRegistry(b)
+	b.Run("in-process", func(b *testing.B) {
+		rn := runner.New(runner.WithRegistry(reg), runner.WithConcurrency(200))
+		for b.Loop() {
+			res, err := rn.RunPlan(context.Background(), p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Status != runner.StatusCompleted {
+				b.Fatalf("%s: %v", res.Status, res.Err)
+			}
+		}
+		perTask(b, n)
+	})
+	c := devServer(b)
+	b.Run("dagent-workflow", func(b *testing.B) {
+		const q = "bench-dagent"
+		w := worker.New(c, q, benchWorkerOptions)
+		temporal.Register(w, temporal.NewActivities(reg))
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		i := 0
+		for b.Loop() {
+			i++
+			runDagent(b, c, q, fmt.Sprintf("bench-overhead-%d-%d", time.Now().UnixNano(), i), p)
+		}
+		perTask(b, n)
+	})
+	b.Run("plain-workflow", func(b *testing.B) {
+		const q = "bench-plain"
+		w := worker.New(c, q, benchWorkerOptions)
+		w.RegisterWorkflowWithOptions(plainWorkflow, workflow.RegisterOptions{Name: "bench.Plain"})
+		w.RegisterActivityWithOptions(plainTask, activity.RegisterOptions{Name: "bench.Task"})
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		for b.Loop() {
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: q}, "bench.Plain", phases)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := run.Get(context.Background(), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perTask(b, n)
+	})
+}
+
+// BenchmarkDevServerThousand runs the plan of 1,000 tasks on the dagent
+// workflow with one and with two workers (in this process, each with a
+// client of its own).
+func BenchmarkDevServerThousand(b *testing.B) {
+	p, _ := fan(b, 10, 99)
+	n := len(p.Tasks)
+	reg := benchRegistry(b)
+	c := devServer(b)
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			q := fmt.Sprintf("bench-thousand-%d", workers)
+			for range workers {
+				wc, err := client.NewClientFromExisting(c, client.Options{Logger: quietLogger()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := worker.New(wc, q, benchWorkerOptions)
+				temporal.Register(w, temporal.NewActivities(reg))
+				if err := w.Start(); err != nil {
+					b.Fatal(err)
+				}
+				defer wc.Close()
+				defer w.Stop()
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				runDagent(b, c, q, fmt.Sprintf("bench-thousand-%d-%d-%d", workers, time.Now().UnixNano(), i), p)
+			}
+			perTask(b, n)
+		})
+	}
+}
+
+// runDagent runs p on the dagent workflow and waits for it to complete.
+func runDagent(b *testing.B, c client.Client, q, runID string, p *plan.Plan) {
+	b.Helper()
+	ctx := context.Background()
+	spec := durable.Spec{Plan: p, Runner: durable.RunnerSpec{Concurrency: 200, TaskTimeout: 30 * time.Second}}
+	if _, err := temporal.Start(ctx, c, q, runID, spec); err != nil {
+		b.Fatal(err)
+	}
+	out, err := temporal.Result(ctx, c, runID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out.Run.Status != runner.StatusCompleted {
+		b.Fatalf("run %s: %s: %v", runID, out.Run.Status, out.Run.Err)
+	}
+}
+
+// plainWorkflow runs each phase's tasks as activities at once, a phase
+// after the one before: the plan's order, with nothing of dagent.
+func plainWorkflow(ctx workflow.Context, phases [][]string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
+	for _, phase := range phases {
+		futures := make([]workflow.Future, len(phase))
+		for i, id := range phase {
+			futures[i] = workflow.ExecuteActivity(ctx, "bench.Task", id)
+		}
+		for _, f := range futures {
+			if err := f.Get(ctx, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// plainTask calls the benchmark's agent on the task id.
+func plainTask(ctx context.Context, id string) (map[string]any, error) {
+	res, err := instant.Run(ctx, agent.Request{TaskID: id})
+	if err != nil {
+		return nil, err
+	}
+	return res.Output.(map[string]any), nil
+}
+
+var benchWorkerOptions = worker.Options{MaxConcurrentActivityTaskPollers: 8, MaxConcurrentWorkflowTaskPollers: 4}

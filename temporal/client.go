@@ -1,0 +1,71 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// Start starts the run runID of spec on the workers of queue: the
+// workflow [WorkflowName] whose id is runID. The spec is checked first
+// ([durable.Spec.Check]). A run of that id that is still open is an error
+// of the client (a *serviceerror.WorkflowExecutionAlreadyStarted).
+func Start(ctx context.Context, c client.Client, queue, runID string, spec durable.Spec) (client.WorkflowRun, error) {
+	return StartWith(ctx, c, queue, Input{RunID: runID, Spec: spec})
+}
+
+// StartWith is [Start] of a whole [Input]: with initial results, known
+// decisions, retry settings.
+func StartWith(ctx context.Context, c client.Client, queue string, in Input) (client.WorkflowRun, error) {
+	if err := runner.CheckRunID(in.RunID); err != nil {
+		return nil, err
+	}
+	if err := in.Spec.Check(); err != nil {
+		return nil, err
+	}
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: queue}, WorkflowName, in)
+}
+
+// Tasks queries the run runID for where it is now ([QueryTasks]).
+func Tasks(ctx context.Context, c client.Client, runID string) (*Snapshot, error) {
+	v, err := c.QueryWorkflow(ctx, runID, "", QueryTasks)
+	if err != nil {
+		return nil, err
+	}
+	var s Snapshot
+	if err := v.Get(&s); err != nil {
+		return nil, fmt.Errorf("query %s: %w", QueryTasks, err)
+	}
+	return &s, nil
+}
+
+// Decide sends the decision d on the human_review task taskID of the run
+// runID ([SignalReview]). The workflow keeps the first decision on a task
+// and ignores a decision on a task that is not a review of its plan.
+func Decide(ctx context.Context, c client.Client, runID, taskID string, d runner.Decision) error {
+	r, err := NewReview(taskID, d)
+	if err != nil {
+		return err
+	}
+	return c.SignalWorkflow(ctx, runID, "", SignalReview, r)
+}
+
+// Cancel asks the run runID to stop: its running attempts are cancelled,
+// and it ends failed with the cancellation as its error, every finished
+// task's result kept.
+func Cancel(ctx context.Context, c client.Client, runID string) error {
+	return c.CancelWorkflow(ctx, runID, "")
+}
+
+// Result waits for the run runID to end and returns its result.
+func Result(ctx context.Context, c client.Client, runID string) (*Outcome, error) {
+	var o Outcome
+	if err := c.GetWorkflow(ctx, runID, "").Get(ctx, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}

@@ -1,0 +1,198 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"go/build"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/llm"
+	"github.com/dagent-dev/dagent/runner"
+)
+
+// The recorded histories of the workflow, which today's workflow must
+// replay: a change that breaks them breaks the runs under way on a
+// cluster (guard it with workflow.GetVersion, and record new histories
+// beside these).
+var histories = []string{"testdata/run_history.json", "testdata/replan_history.json"}
+
+// record makes TestRecordHistories run the recorded runs on a dev server
+// and write their histories:
+//
+//	go test -run TestRecordHistories -record
+var record = flag.Bool("record", false, "record the histories of testdata on a dev server")
+
+func TestReplayHistories(t *testing.T) {
+	for _, h := range histories {
+		t.Run(filepath.Base(h), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			RegisterWorkflow(r)
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h))
+		})
+	}
+}
+
+// TestReplayCatchesNondeterminism checks that the replay has teeth: a
+// workflow that no longer reads the catalog first does not replay. Replay
+// compares the commands (their types and ids), not the activities'
+// inputs: a change that only alters what an activity is asked replays.
+func TestReplayCatchesNondeterminism(t *testing.T) {
+	changed := func(ctx workflow.Context, in Input) (*Outcome, error) {
+		return nil, workflow.Sleep(ctx, time.Second)
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: WorkflowName})
+	err := r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), histories[0])
+	// TMPRL1100 is the SDK's code of a nondeterminism error.
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TMPRL1100")
+}
+
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.DiscardHandler))
+}
+
+// recordCLI finds the temporal CLI: $DAGENT_TEMPORAL_CLI, else temporal
+// on PATH, else the one go install puts in $GOPATH/bin. Empty if none.
+func recordCLI() string {
+	if p := os.Getenv("DAGENT_TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		gopath = build.Default.GOPATH
+	}
+	for _, dir := range filepath.SplitList(gopath) {
+		if p := filepath.Join(dir, "bin", "temporal"); fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestRecordHistories runs, on a dev server, a plan that retries, verifies
+// and waits for a review approved by a signal, and a plan whose tail a
+// scripted planner repairs; with -record it writes their histories.
+func TestRecordHistories(t *testing.T) {
+	if !*record {
+		t.Skip("run with -record to record the histories")
+	}
+	cli := recordCLI()
+	require.NotEmpty(t, cli, "no temporal CLI")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Without ExistingPath the helper downloads the CLI; its output goes
+	// to the test's own stdout and stderr unless redirected.
+	var out bytes.Buffer
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:  cli,
+		ClientOptions: &client.Options{Logger: quietLogger()},
+		LogLevel:      "error", Stdout: &out, Stderr: &out,
+	})
+	require.NoError(t, err, out.String())
+	defer func() { _ = srv.Stop() }()
+	c := srv.Client()
+
+	var calls atomic.Int32
+	reg := workers(t, map[string]agent.Agent{
+		"echo": echo("draft"),
+		"flaky": agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+			if calls.Add(1) == 1 {
+				return agent.Result{}, errors.New("flaked")
+			}
+			return agent.Result{Output: map[string]any{"n": 3}}, nil
+		}),
+		"broken": agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+			return agent.Result{}, errors.New("broken")
+		}),
+		"fixer": echo("fixed"),
+	})
+	const queue = "dagent-record"
+	w := worker.New(c, queue, worker.Options{})
+	a := NewActivities(reg)
+	RegisterWorkflow(w)
+	w.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
+	w.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
+	repaired := mustPlan(t, `{"mission": "ship it", "tasks": [
+		{"id": "a", "agent": "echo", "input": "start"},
+		{"id": "c", "agent": "fixer", "input": "go", "depends_on": ["a"]}]}`)
+	w.RegisterActivityWithOptions(func(context.Context, RepairRequest) (RepairReply, error) {
+		return RepairReply{Plan: repaired, Reason: "use the fixer", Usage: llm.Usage{PromptTokens: 10}, Calls: 1}, nil
+	}, activity.RegisterOptions{Name: ActivityRepair})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	plain := mustPlan(t, `{"tasks": [
+		{"id": "count", "agent": "flaky", "input": "count", "on_failure": "retry", "max_retries": 2,
+		 "verification": "(> (get data/result \"n\") 2)"},
+		{"id": "ok", "type": "human_review", "input": "approve?", "depends_on": ["count"]},
+		{"id": "publish", "agent": "echo", "input": "ship", "depends_on": ["ok"]}]}`)
+	run, err := StartWith(ctx, c, queue, Input{RunID: "record-plain", Spec: durable.Spec{Plan: plain}, Backoff: &runner.Backoff{Initial: 10 * time.Millisecond}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		s, err := Tasks(ctx, c, "record-plain")
+		return err == nil && s.Status == "waiting"
+	}, 30*time.Second, 50*time.Millisecond)
+	require.NoError(t, Decide(ctx, c, "record-plain", "ok", runner.Approve()))
+	o, err := Result(ctx, c, "record-plain")
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, o.Run.Status)
+	writeHistory(ctx, t, c, run.GetID(), histories[0])
+
+	broken := mustPlan(t, `{"mission": "ship it", "tasks": [
+		{"id": "a", "agent": "echo", "input": "start"},
+		{"id": "b", "agent": "broken", "input": "go", "depends_on": ["a"], "on_failure": "replan"}]}`)
+	run, err = Start(ctx, c, queue, "record-replan", durable.Spec{Plan: broken, Replan: durable.ReplanDefaults()})
+	require.NoError(t, err)
+	o, err = Result(ctx, c, "record-replan")
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, o.Run.Status)
+	require.Equal(t, 1, o.Execution.ReplanCount)
+	writeHistory(ctx, t, c, run.GetID(), histories[1])
+}
+
+// writeHistory writes the history of workflow id to path.
+func writeHistory(ctx context.Context, t *testing.T, c client.Client, id, path string) {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+	t.Logf("wrote %d events to %s", len(hist.Events), path)
+}
