@@ -418,10 +418,10 @@ func (h *host) options(timeout, heartbeat time.Duration) workflow.Context {
 	})
 }
 
-func (h *host) Attempt(req *agent.Request, timeout time.Duration) runner.Reply {
+func (h *host) Attempt(req agent.Request, timeout time.Duration) runner.Reply {
 	h.f.live[req.TaskID] = attempt{n: req.Attempt, diagnosis: req.Diagnosis}
 	llm := h.f.in.Spec.LLM
-	in := AttemptRequest{Request: *req, Timeout: timeout, Model: llm.Model, MaxTurns: llm.MaxTurns, Temperature: llm.Temperature}
+	in := AttemptRequest{Request: req, Timeout: timeout, Model: llm.Model, MaxTurns: llm.MaxTurns, Temperature: llm.Temperature}
 	if _, ok := h.f.cat.WorkerOutputs(req.Agent); !ok {
 		def := h.d.Plan().Agents[req.Agent]
 		in.Agent = &def
