@@ -10,6 +10,7 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -131,12 +133,19 @@ func problems(err error) string {
 	if !errors.As(err, &ve) {
 		return err.Error()
 	}
-	type leaf struct{ at, what string }
+	type leaf struct{ at, where, what string }
 	var leaves []leaf
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			leaves = append(leaves, leaf{"/" + strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(english)})
+			k := e.ErrorKind
+			if ap, ok := k.(*kind.AdditionalProperties); ok {
+				// The library names them in the order it met them, which
+				// is map order.
+				k = &kind.AdditionalProperties{Properties: slices.Sorted(slices.Values(ap.Properties))}
+			}
+			where := e.SchemaURL + "/" + strings.Join(k.KeywordPath(), "/")
+			leaves = append(leaves, leaf{"/" + strings.Join(e.InstanceLocation, "/"), where, k.LocalizedString(english)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -144,9 +153,13 @@ func problems(err error) string {
 		}
 	}
 	walk(ve)
-	// The library checks an object's properties in map order: sorted by
-	// place, the same value always reads the same.
-	slices.SortStableFunc(leaves, func(a, b leaf) int { return strings.Compare(a.at, b.at) })
+	// The library checks an object's properties, and the keywords of one
+	// place, in map order: sorted by place, then by the schema's keyword,
+	// the same value always reads the same — a diagnosis that retries,
+	// replanners and replayed workflows compare.
+	slices.SortStableFunc(leaves, func(a, b leaf) int {
+		return cmp.Or(strings.Compare(a.at, b.at), strings.Compare(a.where, b.where))
+	})
 	out := make([]string, len(leaves))
 	for i, l := range leaves {
 		out[i] = "at " + l.at + ": " + l.what

@@ -118,3 +118,39 @@ func TestValidateConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, 4, fails)
 }
+
+// The account of a value's problems is the same on every validation:
+// the library meets an object's properties, and the keywords of one
+// place, in map order, and the account is a task's diagnosis, which
+// retries, replanners and replayed workflows compare.
+func TestValidateAccountIsDeterministic(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		value        any
+		want         string
+	}{
+		{
+			name:   "additional properties",
+			schema: `{"type":"object","properties":{"k":{}},"additionalProperties":false}`,
+			value:  map[string]any{"k": 1.0, "f": 1.0, "b": 1.0, "e": 1.0, "c": 1.0, "d": 1.0},
+			want:   "additional properties 'b', 'c', 'd', 'e', 'f' not allowed",
+		},
+		{
+			name:   "keywords of one place",
+			schema: `{"type":"object","patternProperties":{"^a":{"type":"string"},"b$":{"minimum":5},"^ab":{"maxLength":0,"type":"array"}}}`,
+			value:  map[string]any{"ab": 1.0},
+			want:   "at /ab: got number, want string; at /ab: got number, want array; at /ab: minimum: got 1, want 5",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := schema.Compile([]byte(tt.schema))
+			require.NoError(t, err)
+			first := s.Validate(tt.value).Error()
+			assert.Contains(t, first, tt.want)
+			for range 50 {
+				require.Equal(t, first, s.Validate(tt.value).Error())
+			}
+		})
+	}
+}
