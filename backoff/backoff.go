@@ -40,7 +40,7 @@ func (p Policy) Delay(n int) time.Duration {
 // choosing the jitter: the wait less u × Jitter of it. It is a pure
 // function of its arguments, for callers that must compute the same wait
 // again — a replayed workflow, say — from a u they derive themselves. A u
-// outside [0, 1) is clamped to it.
+// outside [0, 1] is clamped to it.
 func (p Policy) DelayAt(n int, u float64) time.Duration {
 	if p.Initial <= 0 || n < 1 {
 		return 0

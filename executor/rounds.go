@@ -259,8 +259,6 @@ func (e *execution) roundLoop(ctx context.Context) error {
 	}
 }
 
-// roundOutcome lists the failed and the pending tasks of a round's run, in
-// p's order.
 // failedTask reports whether tr failed: failed, or skipped after it ran.
 func failedTask(tr *runner.TaskResult) bool {
 	return tr != nil && (tr.Status == runner.TaskFailed || tr.Status == runner.TaskSkipped && tr.Attempts > 0)
@@ -279,6 +277,8 @@ func taskFailure(tr *runner.TaskResult) Failure {
 	return f
 }
 
+// roundOutcome lists the failed and the pending tasks of a round's run, in
+// p's order.
 func roundOutcome(rr *runner.Result, p *plan.Plan) (failed []Failure, pending []string) {
 	for _, t := range p.Tasks {
 		tr := rr.Tasks[t.ID]

@@ -42,7 +42,8 @@ type CoreConfig struct {
 	// random id; see [NewRunID].
 	RunID string
 	// Started is when the run started; the result's duration counts from
-	// it.
+	// it, and so do a task's times when a driver gives no clock of its own.
+	// A zero Started is the zero time: give the run's real start.
 	Started time.Time
 	// Schedule is when a task may start. Default Phased.
 	Schedule Schedule
@@ -92,7 +93,9 @@ type CoreConfig struct {
 	// Cancelled returns nil while the run goes on and why it was
 	// cancelled once it is: no task starts after, an attempt that fails
 	// then ends its task as cancelled, and the run fails. It is asked
-	// every time it matters, so it must be cheap. Default: never.
+	// every time it matters, also from [Core.RunTask], which may run
+	// concurrently with other calls: it must be cheap and safe for
+	// concurrent use. Default: never.
 	Cancelled func() error
 	// OnHalt is called once, from the call that halts the run (Settle),
 	// so that the driver ends the [Host.Wait]s under way with WaitHalted.

@@ -35,7 +35,8 @@ type Host interface {
 
 // Reply is what one attempt returned to the core.
 type Reply struct {
-	// Output is the attempt's output, normalised; nil when Err is set.
+	// Output is the attempt's output, normalised; ignored when Err is
+	// set.
 	Output any
 	Usage  agent.Usage
 	// Err is the attempt's failure: the agent's error, its output's
