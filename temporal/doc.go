@@ -35,6 +35,13 @@
 // [MaxActivityAttempts] times; dagent's own retries are the task's policy.
 // Backoffs are durable timers, cut short by a halt.
 //
+// The spec's LLM budget holds as in process: the workflow sums what each
+// activity's LLM calls spent ([Spend]) and hands each attempt and
+// judgement the budget and the run's spending so far ([Allowance]), which
+// the worker's meter is charged with; an attempt of an LLM agent once the
+// budget is spent fails in the workflow, with the error the run's meter
+// gives in process, and starts no activity.
+//
 // # Reviews, queries, cancellation
 //
 // A run that reaches a human_review task ends its pass waiting; the

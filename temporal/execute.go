@@ -9,7 +9,6 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
-	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -27,26 +26,9 @@ func (noReplanner) Repair(context.Context, string, map[string]any, executor.Fail
 	return nil, fmt.Errorf("the workflow repairs through its activity")
 }
 
-// meter is the run's LLM spending as the workflow knows it, for the
-// budget: the usage of the execution's result (its runs and repairs) and
-// the planner's calls.
-type meter struct {
-	rp    *executor.Replanning
-	calls int
-}
-
-func (m *meter) Usage() llm.Usage {
-	if m.rp == nil {
-		return llm.Usage{}
-	}
-	return m.rp.Result().Usage
-}
-
-func (m *meter) Calls() int { return m.calls }
-
 // replanOptions are the executor's options of the spec's replanning, as
 // dagent run gives them.
-func replanOptions(s durable.Spec, initial map[string]any, m *meter) []executor.Option {
+func replanOptions(s durable.Spec, initial map[string]any, m executor.Meter) []executor.Option {
 	r := s.Replan
 	opts := []executor.Option{
 		executor.WithReplanner(noReplanner{}),
@@ -71,12 +53,10 @@ func replanOptions(s durable.Spec, initial map[string]any, m *meter) []executor.
 // each plan version runs (with its reviews) as a plain run does, and a
 // failure a repair may mend is sent to the planner's activity.
 func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
-	m := &meter{}
-	rp, err := executor.NewReplanning(f.in.RunID, d, replanOptions(f.in.Spec, f.initial, m)...)
+	rp, err := executor.NewReplanning(f.in.RunID, d, replanOptions(f.in.Spec, f.initial, f)...)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	m.rp = rp
 	f.noRetry = rp.HaltClasses()
 	scope, cancel := f.budget(ctx)
 	defer cancel()
@@ -121,7 +101,7 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 			return stopped(), nil
 		}
 		rp.Spend(rep.Usage)
-		m.calls += rep.Calls
+		f.charge(&Spend{Usage: rep.Usage, Calls: rep.Calls})
 		var answer *executor.Repair
 		switch {
 		case err != nil:
