@@ -24,7 +24,8 @@
 //     under the attempt's timeout with heartbeats, the output normalised
 //     and checked against the worker's declared outputs.
 //   - [ActivityJudge]: the rubric judge; [ActivityRepair]: the planner's
-//     repair of a failed tail, reviewed by the critic.
+//     repair of a failed tail, reviewed by the critic; [ActivityPlan]: the
+//     planner's plan of the mission of a run started without a plan.
 //
 // A failure of an agent is a successful activity carrying a [Failure]
 // (its class, text, report); the workflow rebuilds it as a [RemoteError],

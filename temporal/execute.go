@@ -155,7 +155,7 @@ func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure exe
 
 // mission is what the run works toward: the spec's, else its plan's.
 func (f *flow) mission() string {
-	if m := f.in.Spec.Mission; m != "" {
+	if m := f.in.Spec.Mission; m != "" || f.in.Spec.Plan == nil {
 		return m
 	}
 	return f.in.Spec.Plan.Mission

@@ -8,7 +8,6 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 )
 
@@ -50,20 +49,7 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 		return RepairReply{Failure: failureOf(fmt.Errorf("planner: %w", ErrNoLLM), false)}, nil
 	}
 	meter := llm.NewMeter(a.llm, llm.Budget{})
-	opts := []metaplanner.Option{metaplanner.WithRegistry(a.reg), metaplanner.WithMaxCorrections(in.LLM.MaxCorrections)}
-	if in.LLM.Brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := in.LLM.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if in.LLM.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
-	if in.LLM.Model != "" {
-		opts = append(opts, metaplanner.WithModel(in.LLM.Model))
-	}
-	rep, err := metaplanner.New(meter, opts...).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
+	rep, err := a.planner(meter, in.LLM).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
 	out := RepairReply{Usage: meter.Usage(), Calls: meter.Calls()}
 	switch {
 	case err != nil:

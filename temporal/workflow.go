@@ -134,10 +134,7 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 	if err := in.Spec.Check(); err != nil {
 		return nil, invalid("%v", err)
 	}
-	switch {
-	case in.Spec.Plan == nil:
-		return nil, invalid("the spec has no plan: a run on Temporal starts from a plan, not a mission")
-	case in.Spec.Rounds > 0:
+	if in.Spec.Rounds > 0 {
 		return nil, invalid("the spec plans in rounds, which a run on Temporal does not")
 	}
 	f := &flow{w: w, in: in, plan: in.Spec.Plan, status: "running", decisions: map[string]runner.Decision{}, started: workflow.Now(ctx)}
@@ -207,9 +204,15 @@ func (f *flow) snapshot() (*Snapshot, error) {
 	return s, nil
 }
 
-// loop runs the plan: once, or through the executor's replanning when
-// the spec replans.
+// loop runs the plan — the spec's, else the plan the planner gives for
+// its mission: once, or through the executor's replanning when the spec
+// replans.
 func (f *flow) loop(ctx workflow.Context) (*Outcome, error) {
+	if f.plan == nil {
+		if out, err := f.planMission(ctx); out != nil || err != nil {
+			return out, err
+		}
+	}
 	d, err := f.plan.DAG(f.planOptions()...)
 	if err != nil {
 		return nil, invalid("%v", err)

@@ -58,6 +58,7 @@ func TestStartRefusesBadInput(t *testing.T) {
 		{"invalid plan", append(start, invalid), exitFailed, "nowhere"},
 		{"near miss", append(start, nearMiss), exitFailed, `unknown key "depend_on"; did you mean "depends_on"?`},
 		{"no queue", []string{"start", good}, exitUsage, `"task-queue" not set`},
+		{"no plan nor mission", start, exitUsage, "start needs a PLAN, or --mission MISSION to plan one first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
