@@ -99,13 +99,15 @@ func NewActivities(reg *registry.Registry, opts ...Option) *Activities {
 }
 
 // Register registers the activities under their names ([ActivityCatalog],
-// [ActivityAttempt], [ActivityJudge], [ActivityRepair], [ActivityPlan]).
+// [ActivityAttempt], [ActivityJudge], [ActivityRepair], [ActivityPlan],
+// [ActivityRound]).
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
 	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
 	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: ActivityJudge})
 	r.RegisterActivityWithOptions(a.Repair, activity.RegisterOptions{Name: ActivityRepair})
 	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: ActivityPlan})
+	r.RegisterActivityWithOptions(a.Round, activity.RegisterOptions{Name: ActivityRound})
 }
 
 // Catalog is what the workflow knows of a worker's registry: enough to

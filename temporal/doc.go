@@ -25,7 +25,8 @@
 //     and checked against the worker's declared outputs.
 //   - [ActivityJudge]: the rubric judge; [ActivityRepair]: the planner's
 //     repair of a failed tail, reviewed by the critic; [ActivityPlan]: the
-//     planner's plan of the mission of a run started without a plan.
+//     planner's plan of the mission of a run started without a plan;
+//     [ActivityRound]: the next round of a mission planned in rounds.
 //
 // A failure of an agent is a successful activity carrying a [Failure]
 // (its class, text, report); the workflow rebuilds it as a [RemoteError],

@@ -38,6 +38,9 @@ const (
 	// ActivityPlan asks the worker's planner for the plan of a mission
 	// ([PlanRequest]).
 	ActivityPlan = "dagent.Plan"
+	// ActivityRound asks the worker's planner for the next round of a
+	// mission planned in rounds ([RoundRequest]).
+	ActivityRound = "dagent.Round"
 )
 
 // Input is what a run's workflow starts from: the run's id, which is also

@@ -134,9 +134,6 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 	if err := in.Spec.Check(); err != nil {
 		return nil, invalid("%v", err)
 	}
-	if in.Spec.Rounds > 0 {
-		return nil, invalid("the spec plans in rounds, which a run on Temporal does not")
-	}
 	f := &flow{w: w, in: in, plan: in.Spec.Plan, status: "running", decisions: map[string]runner.Decision{}, started: workflow.Now(ctx)}
 	if len(in.Initial) > 0 {
 		v, err := jsonv.DecodeBytes(in.Initial)
@@ -206,8 +203,11 @@ func (f *flow) snapshot() (*Snapshot, error) {
 
 // loop runs the plan — the spec's, else the plan the planner gives for
 // its mission: once, or through the executor's replanning when the spec
-// replans.
+// replans; or the mission in rounds, when the spec plans in rounds.
 func (f *flow) loop(ctx workflow.Context) (*Outcome, error) {
+	if f.in.Spec.Rounds > 0 {
+		return f.rounds(ctx)
+	}
 	if f.plan == nil {
 		if out, err := f.planMission(ctx); out != nil || err != nil {
 			return out, err

@@ -47,7 +47,7 @@ func TestStartRefusesBadInput(t *testing.T) {
 		stderr string
 	}{
 		{"no turns", append(start, good, "--max-turns", "0"), exitUsage, "dagent-temporal: --max-turns is 0; want 1 or more\n"},
-		{"rounds", append(start, good, "--rounds", "2"), exitUsage, "--rounds: a run on Temporal does not plan in rounds"},
+		{"rounds with replan", append(start, good, "--rounds", "2", "--replan", "--mission", "m"), exitUsage, "--rounds"},
 		{"repair flag alone", append(start, good, "--max-replans", "2"), exitUsage, "--max-replans needs --replan or --mission"},
 		{"replan without a mission", append(start, good, "--replan"), exitUsage, "--replan needs a mission: the plan has none; pass --mission MISSION"},
 		{"bad gate", append(start, good, "--gate", "loud"), exitUsage, `unknown --gate "loud"`},

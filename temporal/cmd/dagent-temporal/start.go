@@ -116,9 +116,6 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 	if f.heartbeat <= 0 {
 		return fmt.Errorf("--heartbeat-timeout is %v; want more than 0", f.heartbeat)
 	}
-	if f.spec.Rounds > 0 {
-		return errors.New("--rounds: a run on Temporal does not plan in rounds; run it with dagent run")
-	}
 	if err := f.spec.Check(false); err != nil {
 		return err
 	}
