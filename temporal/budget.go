@@ -98,16 +98,14 @@ func (refuseAll) Complete(context.Context, llm.Request) (llm.Response, error) {
 	return llm.Response{}, fmt.Errorf("%w: spent", llm.ErrBudgetExceeded)
 }
 
-// allowance is the run's budget as the next activity starts; nil when
-// the spec bounds neither tokens nor calls, of the run or of its judge.
+// allowance is the run's budget as the next activity starts. It is
+// given even when the spec sets none, so that the run's usage counts
+// every call of the workers' LLM, as the run's meter does in process.
 func (f *flow) allowance() *Allowance {
 	b := f.in.Spec.Budget
 	a := &Allowance{MaxTokens: b.MaxTokens, MaxCalls: b.MaxCalls, Spent: f.spent}
 	if j := f.in.Spec.Judge; j != nil {
 		a.JudgeMaxCalls = j.MaxCalls
-	}
-	if a.MaxTokens <= 0 && a.MaxCalls <= 0 && a.JudgeMaxCalls <= 0 {
-		return nil
 	}
 	return a
 }

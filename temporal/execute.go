@@ -164,6 +164,9 @@ func (f *flow) mission() string {
 // executed is the outcome of the replanning rp, its times the workflow's.
 func (f *flow) executed(ctx workflow.Context, rp *executor.Replanning) *Outcome {
 	res := rp.Result()
+	// The usage of an execution is that of every call of the run's LLM,
+	// the planning of its mission included, as in process.
+	res.Usage = f.spent.Usage
 	res.Started = f.started
 	res.Duration = workflow.Now(ctx).Sub(f.started)
 	f.status = string(res.Status)

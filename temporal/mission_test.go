@@ -63,6 +63,9 @@ func TestWorkflowPlansTheMission(t *testing.T) {
 				assert.Equal(t, w.Output, g.Output, id)
 			}
 			assert.Equal(t, local.Execution != nil, got.Execution != nil)
+			if local.Execution != nil {
+				assert.Equal(t, local.Execution.Usage, got.Execution.Usage)
+			}
 		})
 	}
 }

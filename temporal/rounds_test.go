@@ -74,6 +74,7 @@ func TestWorkflowRounds(t *testing.T) {
 			assert.Equal(t, want.Rounds, got.Rounds)
 			assert.Equal(t, want.Deliverable, got.Deliverable)
 			assert.Equal(t, want.RunID, got.RunID)
+			assert.Equal(t, want.Usage, got.Usage)
 			assert.Len(t, got.History, len(want.History))
 			for id, w := range want.Tasks {
 				g := got.Tasks[id]
