@@ -122,7 +122,8 @@ type Snapshot struct {
 	Version int `json:"version"`
 	// Status is "running" while tasks run, "waiting" while the workflow
 	// waits for the decisions of PendingReviews, then the run's final
-	// status.
+	// status — or the planner's route ("synthesis", "clarify") when the
+	// planner of its mission gave no plan to run.
 	Status string `json:"status"`
 	// PendingReviews are the reviews the workflow waits for.
 	PendingReviews []runner.PendingReview `json:"pending_reviews"`
