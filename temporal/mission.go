@@ -59,6 +59,13 @@ func (a *Activities) Plan(ctx context.Context, in PlanRequest) (PlanReply, error
 	out := PlanReply{Planned: res, Spent: *in.Budget.spent(m, nil)}
 	if err != nil {
 		out.Failure = failureOf(err, false)
+		if res != nil {
+			// The last plan of a planner that failed must not run: it
+			// is left out, as dagent plan leaves it out.
+			cp := *res
+			cp.Plan = nil
+			out.Planned = &cp
+		}
 	}
 	return out, nil
 }

@@ -100,3 +100,29 @@ func TestWorkflowMissionWithoutLLM(t *testing.T) {
 	require.NotNil(t, o.Planned)
 	assert.Contains(t, o.PlanError, ErrNoLLM.Error())
 }
+
+func TestWorkflowMissionWithoutValidPlan(t *testing.T) {
+	cycle := `{"route": "plan", "plan": {"mission": "ship", "agents": {"writer": {"prompt": "You write."}}, "tasks": [
+		{"id": "a", "agent": "writer", "input": "x", "depends_on": ["b"]}, {"id": "b", "agent": "writer", "input": "y", "depends_on": ["a"]}]}}`
+	model := planner(cycle)
+	spec := durable.Spec{Mission: "ship"}
+	local, err := durable.Start(context.Background(), nil, spec, durable.WithLLM(func(string, bool) (llm.Client, error) { return model, nil }))
+	require.ErrorIs(t, err, metaplanner.ErrNoValidPlan)
+	require.NotNil(t, local.Planned)
+
+	e := env(t, nil, WithLLM(model))
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "cycle", Spec: spec})
+	require.True(t, e.IsWorkflowCompleted())
+	require.NoError(t, e.GetWorkflowError())
+	var o Outcome
+	require.NoError(t, e.GetWorkflowResult(&o))
+	assert.Nil(t, o.Run)
+	assert.Equal(t, err.Error(), o.PlanError)
+	require.NotNil(t, o.Planned)
+	assert.Nil(t, o.Planned.Plan, "a plan that is not valid is left out")
+	require.Len(t, o.Planned.Report.Issues, len(local.Planned.Report.Issues))
+	for i, is := range local.Planned.Report.Issues {
+		assert.Equal(t, is.String(), o.Planned.Report.Issues[i].String())
+	}
+	assert.Equal(t, local.Planned.Attempts, o.Planned.Attempts)
+}
