@@ -211,7 +211,7 @@ func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptRep
 	return out, nil
 }
 
-// attempt is [Activities.Attempt] of an LLM agent on c.
+// attempt is [Activities.Attempt], a plan's LLM agent running on c.
 func (a *Activities) attempt(ctx context.Context, in AttemptRequest, c llm.Client) AttemptReply {
 	ag, w, err := a.resolve(in, c)
 	if err != nil {

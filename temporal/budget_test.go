@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/judge"
@@ -148,4 +150,41 @@ func TestWorkflowBudgetOfARunThatReplans(t *testing.T) {
 	assert.Equal(t, local.Result.Status, got.Run.Status)
 	assert.Equal(t, local.Result.Tasks["b"].Class, got.Run.Tasks["b"].Class)
 	assert.Equal(t, local.Result.Tasks["b"].Err.Error(), got.Run.Tasks["b"].Err.Error())
+}
+
+// TestWorkflowBudgetOfARepair refuses the planner's repair past the
+// budget, as in process.
+func TestWorkflowBudgetOfARepair(t *testing.T) {
+	p := mustPlan(t, `{"mission": "m", "agents": {"writer": {"prompt": "You write."}},
+		"tasks": [
+		{"id": "a", "agent": "writer", "input": "one"},
+		{"id": "b", "agent": "broken", "input": "two", "depends_on": ["a"], "on_failure": "replan"}]}`)
+	broken := agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
+		return agent.Result{}, errors.New("broken")
+	})
+	// The planner's first answer is no repair; the correction it asks
+	// for is past the budget.
+	spec := durable.Spec{Plan: p, Replan: durable.ReplanDefaults(), Budget: executor.Budget{MaxCalls: 2}, LLM: durable.LLMSpec{MaxCorrections: 2}}
+	local, err := durable.Start(context.Background(), nil, spec, durable.WithRunID("repair"), durable.WithAgent("broken", broken),
+		durable.WithLLM(func(string, bool) (llm.Client, error) { return scripted, nil }))
+	require.NoError(t, err)
+	require.NotNil(t, local.Execution)
+
+	var served atomic.Int32
+	model := llm.ClientFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		served.Add(1)
+		return scripted(ctx, req)
+	})
+	e := env(t, nil, WithLLM(model), WithAgent("broken", broken))
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "repair", Spec: spec})
+	got := outcome(t, e)
+	require.NotNil(t, got.Execution)
+	assert.EqualValues(t, 2, served.Load(), "the repair's correction is refused")
+	assert.Equal(t, local.Execution.Halt, got.Execution.Halt)
+	assert.Equal(t, local.Execution.Status, got.Execution.Status)
+	assert.Equal(t, local.Execution.Usage, got.Execution.Usage)
+	require.Error(t, local.Execution.Err)
+	require.Error(t, got.Execution.Err)
+	assert.Equal(t, local.Execution.Err.Error(), got.Execution.Err.Error())
+	assert.ErrorIs(t, local.Execution.Err, llm.ErrBudgetExceeded)
 }

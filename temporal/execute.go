@@ -139,7 +139,7 @@ func (f *flow) budget(ctx workflow.Context) (workflow.Context, workflow.CancelFu
 func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure executor.Failure) (RepairReply, *plan.DAG, error) {
 	in := RepairRequest{
 		Mission: f.mission(), Completed: rp.Completed(), Failure: failure, History: rp.Result().History,
-		LLM: f.in.Spec.LLM,
+		LLM: f.in.Spec.LLM, Budget: f.allowance(),
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: repairTimeout})
 	var out RepairReply

@@ -20,6 +20,8 @@ type RepairRequest struct {
 	History   []executor.Trial `json:"history"`
 	// LLM holds the planner's settings.
 	LLM durable.LLMSpec `json:"llm"`
+	// Budget, when set, bounds the planner's calls by the run's budget.
+	Budget *Allowance `json:"budget,omitempty"`
 }
 
 // RepairReply is the planner's answer, reviewed by the critic.
@@ -48,9 +50,13 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 	if a.llm == nil {
 		return RepairReply{Failure: failureOf(fmt.Errorf("planner: %w", ErrNoLLM), false)}, nil
 	}
-	meter := llm.NewMeter(a.llm, llm.Budget{})
+	meter := in.Budget.meter(a.llm)
+	if meter == nil {
+		in.Budget, meter = &Allowance{}, llm.NewMeter(a.llm, llm.Budget{})
+	}
 	rep, err := a.planner(meter, in.LLM).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
-	out := RepairReply{Usage: meter.Usage(), Calls: meter.Calls()}
+	spent := in.Budget.spent(meter, nil)
+	out := RepairReply{Usage: spent.Usage, Calls: spent.Calls}
 	switch {
 	case err != nil:
 		out.Failure = failureOf(err, false)
