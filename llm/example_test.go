@@ -30,6 +30,26 @@ func ExampleMeter() {
 	// 2 60 20
 }
 
+// A Meter charged with what other processes spent of a shared budget goes
+// on from there.
+func ExampleMeter_Charge() {
+	model := llm.ClientFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "ok"}}, nil
+	})
+	meter := llm.NewMeter(model, llm.Budget{MaxCalls: 3})
+	meter.Charge(llm.Usage{PromptTokens: 120}, 2)
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	for range 2 {
+		if _, err := meter.Complete(context.Background(), req); err != nil {
+			fmt.Println(err)
+		}
+	}
+	fmt.Println(meter.Calls(), meter.Usage().PromptTokens)
+	// Output:
+	// llm: budget exceeded: 3 calls made of a budget of 3
+	// 3 120
+}
+
 // Replay answers from a recording made with Record, without a model.
 func ExampleReplay() {
 	client, err := llm.Replay("testdata/capital.jsonl")

@@ -78,5 +78,15 @@ func (m *Meter) Usage() Usage {
 // included.
 func (m *Meter) Calls() int { return int(m.calls.Load()) }
 
+// Charge counts u and calls as spent before any call of m, as if they had
+// gone through it: a budget shared by calls made in several processes
+// goes on in each from what the others spent. The next call is refused,
+// as any call over the budget is, once the charge spends it.
+func (m *Meter) Charge(u Usage, calls int) {
+	m.calls.Add(int64(calls))
+	m.prompt.Add(int64(u.PromptTokens))
+	m.completion.Add(int64(u.CompletionTokens))
+}
+
 // Budget is the Meter's budget.
 func (m *Meter) Budget() Budget { return m.budget }

@@ -112,3 +112,33 @@ func TestMeterCountsFailedCalls(t *testing.T) {
 	assert.Equal(t, 2, m.Calls())
 	assert.Equal(t, Usage{PromptTokens: 14}, m.Usage())
 }
+
+func TestMeterCharge(t *testing.T) {
+	tests := []struct {
+		name    string
+		budget  Budget
+		spent   Usage
+		calls   int
+		served  int64
+		refusal string
+	}{
+		{name: "calls left", budget: Budget{MaxCalls: 3}, calls: 2, served: 1, refusal: "llm: budget exceeded: 3 calls made of a budget of 3"},
+		{name: "calls spent", budget: Budget{MaxCalls: 3}, calls: 3, refusal: "llm: budget exceeded: 3 calls made of a budget of 3"},
+		{name: "tokens spent", budget: Budget{MaxTokens: 100}, spent: Usage{PromptTokens: 90, CompletionTokens: 10}, refusal: "llm: budget exceeded: 100 tokens used of a budget of 100"},
+		{name: "tokens left", budget: Budget{MaxTokens: 100}, spent: Usage{PromptTokens: 50}, served: 1, refusal: "llm: budget exceeded: 110 tokens used of a budget of 100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var served atomic.Int64
+			m := NewMeter(countingClient(&served, Usage{PromptTokens: 50, CompletionTokens: 10}), tt.budget)
+			m.Charge(tt.spent, tt.calls)
+			var err error
+			for err == nil {
+				_, err = m.Complete(context.Background(), userRequest("hi"))
+			}
+			require.ErrorIs(t, err, ErrBudgetExceeded)
+			assert.Equal(t, tt.refusal, err.Error())
+			assert.Equal(t, tt.served, served.Load())
+		})
+	}
+}

@@ -99,12 +99,15 @@ func NewActivities(reg *registry.Registry, opts ...Option) *Activities {
 }
 
 // Register registers the activities under their names ([ActivityCatalog],
-// [ActivityAttempt], [ActivityJudge], [ActivityRepair]).
+// [ActivityAttempt], [ActivityJudge], [ActivityRepair], [ActivityPlan],
+// [ActivityRound]).
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: ActivityCatalog})
 	r.RegisterActivityWithOptions(a.Attempt, activity.RegisterOptions{Name: ActivityAttempt})
 	r.RegisterActivityWithOptions(a.Judge, activity.RegisterOptions{Name: ActivityJudge})
 	r.RegisterActivityWithOptions(a.Repair, activity.RegisterOptions{Name: ActivityRepair})
+	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: ActivityPlan})
+	r.RegisterActivityWithOptions(a.Round, activity.RegisterOptions{Name: ActivityRound})
 }
 
 // Catalog is what the workflow knows of a worker's registry: enough to
@@ -173,6 +176,9 @@ type AttemptRequest struct {
 	Model       string   `json:"model,omitempty"`
 	MaxTurns    int      `json:"max_turns,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
+	// Budget, when set, bounds the LLM calls of the plan's LLM agent by
+	// what is left of the run's budget.
+	Budget *Allowance `json:"budget,omitempty"`
 }
 
 // AttemptReply is what an attempt did. A failure of the agent is a reply
@@ -183,45 +189,61 @@ type AttemptReply struct {
 	Output  json.RawMessage `json:"output,omitempty"`
 	Usage   agent.Usage     `json:"usage"`
 	Failure *Failure        `json:"failure,omitempty"`
+	// Spent is what the attempt's calls of the worker's LLM spent, when
+	// the request had a Budget.
+	Spent *Spend `json:"spent,omitempty"`
 }
 
 // Attempt makes one attempt of a task: it resolves the agent (a worker of
 // the registry, else the plan's LLM agent), checks the worker's
 // preconditions, calls the agent under the attempt's timeout while
 // heartbeating, normalises its output and checks it against the worker's
-// declared outputs.
+// declared outputs. An LLM agent's calls are metered by the request's
+// Budget.
 func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
-	ag, w, err := a.resolve(in)
+	var c llm.Client = a.llm
+	m := in.Budget.meter(a.llm)
+	if m != nil {
+		c = m
+	}
+	out := a.attempt(ctx, in, c)
+	out.Spent = in.Budget.spent(m, nil)
+	return out, nil
+}
+
+// attempt is [Activities.Attempt], a plan's LLM agent running on c.
+func (a *Activities) attempt(ctx context.Context, in AttemptRequest, c llm.Client) AttemptReply {
+	ag, w, err := a.resolve(in, c)
 	if err != nil {
-		return failed(agent.Usage{}, err, false), nil
+		return failed(agent.Usage{}, err, false)
 	}
 	if w != nil && len(w.Preconditions) > 0 {
 		if err := w.Check(ctx, in.Request); err != nil {
-			return failed(agent.Usage{}, err, false), nil
+			return failed(agent.Usage{}, err, false)
 		}
 	}
 	res, err, timedOut := a.call(ctx, ag, in)
 	if err != nil {
-		return failed(res.Usage, err, timedOut), nil
+		return failed(res.Usage, err, timedOut)
 	}
 	out, err := jsonv.Normalize(res.Output)
 	if err != nil {
-		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false)
 	}
 	if w != nil {
 		if err := w.CheckOutput(out); err != nil {
-			return failed(res.Usage, err, false), nil
+			return failed(res.Usage, err, false)
 		}
 	}
 	raw, err := jsonv.Marshal(out)
 	if err != nil {
-		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false)
 	}
-	return AttemptReply{Output: raw, Usage: res.Usage}, nil
+	return AttemptReply{Output: raw, Usage: res.Usage}
 }
 
-// resolve finds the agent of the attempt.
-func (a *Activities) resolve(in AttemptRequest) (agent.Agent, *registry.Worker, error) {
+// resolve finds the agent of the attempt; a plan's LLM agent runs on c.
+func (a *Activities) resolve(in AttemptRequest, c llm.Client) (agent.Agent, *registry.Worker, error) {
 	if ag, ok := a.agents[in.Request.Agent]; ok {
 		return ag, nil, nil
 	}
@@ -236,7 +258,7 @@ func (a *Activities) resolve(in AttemptRequest) (agent.Agent, *registry.Worker, 
 	if a.llm == nil {
 		return nil, nil, fmt.Errorf("agent %s: %w", in.Request.Agent, ErrNoLLM)
 	}
-	ag, err := llmagent.Agents(a.llm, a.reg, in.Model)(in.Request.Agent, *in.Agent)
+	ag, err := llmagent.Agents(c, a.reg, in.Model)(in.Request.Agent, *in.Agent)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -299,12 +321,18 @@ type JudgeRequest struct {
 	// Model names the model of the judge on the worker's LLM; empty: the
 	// LLM's default. A judge given by [WithJudge] chooses its own.
 	Model string `json:"model,omitempty"`
+	// Budget, when set, bounds the judge's calls of the worker's LLM by
+	// what is left of the run's budget, and of the judge's own.
+	Budget *Allowance `json:"budget,omitempty"`
 }
 
 // JudgeReply is a judgement: a verdict, or Failure when none was reached.
 type JudgeReply struct {
 	Verdict runner.Verdict `json:"verdict"`
 	Failure *Failure       `json:"failure,omitempty"`
+	// Spent is what the judge's calls of the worker's LLM spent, when
+	// the request had a Budget.
+	Spent *Spend `json:"spent,omitempty"`
 }
 
 // Judge has the worker's judge judge a rubric. No verdict reached is a
@@ -314,8 +342,14 @@ func (a *Activities) Judge(ctx context.Context, in JudgeRequest) (JudgeReply, er
 	if j == nil {
 		return JudgeReply{Failure: failureOf(fmt.Errorf("judge: %w", ErrNoLLM), false)}, nil
 	}
-	if in.Model != "" && !a.custom && a.llm != nil {
-		j = judge.New(a.llm, judge.WithModel(in.Model))
+	var run, own *llm.Meter
+	if !a.custom && a.llm != nil {
+		if run = in.Budget.meter(a.llm); run != nil {
+			own = in.Budget.judgeMeter(run)
+			j = judge.New(own, judge.WithModel(in.Model))
+		} else if in.Model != "" {
+			j = judge.New(a.llm, judge.WithModel(in.Model))
+		}
 	}
 	if in.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -323,10 +357,11 @@ func (a *Activities) Judge(ctx context.Context, in JudgeRequest) (JudgeReply, er
 		defer cancel()
 	}
 	v, err := j.Judge(ctx, in.Request)
+	out := JudgeReply{Verdict: v, Spent: in.Budget.spent(run, own)}
 	if err != nil {
-		return JudgeReply{Verdict: v, Failure: failureOf(err, errors.Is(err, context.DeadlineExceeded))}, nil
+		out.Failure = failureOf(err, errors.Is(err, context.DeadlineExceeded))
 	}
-	return JudgeReply{Verdict: v}, nil
+	return out, nil
 }
 
 // failed is the reply of a failed attempt.

@@ -24,7 +24,9 @@
 //     under the attempt's timeout with heartbeats, the output normalised
 //     and checked against the worker's declared outputs.
 //   - [ActivityJudge]: the rubric judge; [ActivityRepair]: the planner's
-//     repair of a failed tail, reviewed by the critic.
+//     repair of a failed tail, reviewed by the critic; [ActivityPlan]: the
+//     planner's plan of the mission of a run started without a plan;
+//     [ActivityRound]: the next round of a mission planned in rounds.
 //
 // A failure of an agent is a successful activity carrying a [Failure]
 // (its class, text, report); the workflow rebuilds it as a [RemoteError],
@@ -34,6 +36,13 @@
 // worker with the same request and idempotency key, at most
 // [MaxActivityAttempts] times; dagent's own retries are the task's policy.
 // Backoffs are durable timers, cut short by a halt.
+//
+// The spec's LLM budget holds as in process: the workflow sums what each
+// activity's LLM calls spent ([Spend]) and hands each attempt and
+// judgement the budget and the run's spending so far ([Allowance]), which
+// the worker's meter is charged with; an attempt of an LLM agent once the
+// budget is spent fails in the workflow, with the error the run's meter
+// gives in process, and starts no activity.
 //
 // # Reviews, queries, cancellation
 //

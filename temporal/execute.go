@@ -9,7 +9,6 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
-	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -27,26 +26,9 @@ func (noReplanner) Repair(context.Context, string, map[string]any, executor.Fail
 	return nil, fmt.Errorf("the workflow repairs through its activity")
 }
 
-// meter is the run's LLM spending as the workflow knows it, for the
-// budget: the usage of the execution's result (its runs and repairs) and
-// the planner's calls.
-type meter struct {
-	rp    *executor.Replanning
-	calls int
-}
-
-func (m *meter) Usage() llm.Usage {
-	if m.rp == nil {
-		return llm.Usage{}
-	}
-	return m.rp.Result().Usage
-}
-
-func (m *meter) Calls() int { return m.calls }
-
 // replanOptions are the executor's options of the spec's replanning, as
 // dagent run gives them.
-func replanOptions(s durable.Spec, initial map[string]any, m *meter) []executor.Option {
+func replanOptions(s durable.Spec, initial map[string]any, m executor.Meter) []executor.Option {
 	r := s.Replan
 	opts := []executor.Option{
 		executor.WithReplanner(noReplanner{}),
@@ -71,12 +53,10 @@ func replanOptions(s durable.Spec, initial map[string]any, m *meter) []executor.
 // each plan version runs (with its reviews) as a plain run does, and a
 // failure a repair may mend is sent to the planner's activity.
 func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
-	m := &meter{}
-	rp, err := executor.NewReplanning(f.in.RunID, d, replanOptions(f.in.Spec, f.initial, m)...)
+	rp, err := executor.NewReplanning(f.in.RunID, d, replanOptions(f.in.Spec, f.initial, f)...)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	m.rp = rp
 	f.noRetry = rp.HaltClasses()
 	scope, cancel := f.budget(ctx)
 	defer cancel()
@@ -121,7 +101,7 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 			return stopped(), nil
 		}
 		rp.Spend(rep.Usage)
-		m.calls += rep.Calls
+		f.charge(&Spend{Usage: rep.Usage, Calls: rep.Calls})
 		var answer *executor.Repair
 		switch {
 		case err != nil:
@@ -159,7 +139,7 @@ func (f *flow) budget(ctx workflow.Context) (workflow.Context, workflow.CancelFu
 func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure executor.Failure) (RepairReply, *plan.DAG, error) {
 	in := RepairRequest{
 		Mission: f.mission(), Completed: rp.Completed(), Failure: failure, History: rp.Result().History,
-		LLM: f.in.Spec.LLM,
+		LLM: f.in.Spec.LLM, Budget: f.allowance(),
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: repairTimeout})
 	var out RepairReply
@@ -175,7 +155,7 @@ func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure exe
 
 // mission is what the run works toward: the spec's, else its plan's.
 func (f *flow) mission() string {
-	if m := f.in.Spec.Mission; m != "" {
+	if m := f.in.Spec.Mission; m != "" || f.in.Spec.Plan == nil {
 		return m
 	}
 	return f.in.Spec.Plan.Mission
@@ -184,6 +164,9 @@ func (f *flow) mission() string {
 // executed is the outcome of the replanning rp, its times the workflow's.
 func (f *flow) executed(ctx workflow.Context, rp *executor.Replanning) *Outcome {
 	res := rp.Result()
+	// The usage of an execution is that of every call of the run's LLM,
+	// the planning of its mission included, as in process.
+	res.Usage = f.spent.Usage
 	res.Started = f.started
 	res.Duration = workflow.Now(ctx).Sub(f.started)
 	f.status = string(res.Status)

@@ -8,7 +8,6 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
-	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/plan"
 )
 
@@ -21,6 +20,8 @@ type RepairRequest struct {
 	History   []executor.Trial `json:"history"`
 	// LLM holds the planner's settings.
 	LLM durable.LLMSpec `json:"llm"`
+	// Budget, when set, bounds the planner's calls by the run's budget.
+	Budget *Allowance `json:"budget,omitempty"`
 }
 
 // RepairReply is the planner's answer, reviewed by the critic.
@@ -49,22 +50,13 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 	if a.llm == nil {
 		return RepairReply{Failure: failureOf(fmt.Errorf("planner: %w", ErrNoLLM), false)}, nil
 	}
-	meter := llm.NewMeter(a.llm, llm.Budget{})
-	opts := []metaplanner.Option{metaplanner.WithRegistry(a.reg), metaplanner.WithMaxCorrections(in.LLM.MaxCorrections)}
-	if in.LLM.Brief {
-		opts = append(opts, metaplanner.WithBrief())
+	meter := in.Budget.meter(a.llm)
+	if meter == nil {
+		in.Budget, meter = &Allowance{}, llm.NewMeter(a.llm, llm.Budget{})
 	}
-	if t := in.LLM.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if in.LLM.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
-	if in.LLM.Model != "" {
-		opts = append(opts, metaplanner.WithModel(in.LLM.Model))
-	}
-	rep, err := metaplanner.New(meter, opts...).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
-	out := RepairReply{Usage: meter.Usage(), Calls: meter.Calls()}
+	rep, err := a.planner(meter, in.LLM).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
+	spent := in.Budget.spent(meter, nil)
+	out := RepairReply{Usage: spent.Usage, Calls: spent.Calls}
 	switch {
 	case err != nil:
 		out.Failure = failureOf(err, false)

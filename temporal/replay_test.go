@@ -28,6 +28,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
 )
@@ -36,7 +37,7 @@ import (
 // replay: a change that breaks them breaks the runs under way on a
 // cluster (guard it with workflow.GetVersion, and record new histories
 // beside these).
-var histories = []string{"testdata/run_history.json", "testdata/replan_history.json"}
+var histories = []string{"testdata/run_history.json", "testdata/replan_history.json", "testdata/mission_history.json", "testdata/rounds_history.json"}
 
 // record makes TestRecordHistories run the recorded runs on a dev server
 // and write their histories:
@@ -101,8 +102,10 @@ func fileExists(p string) bool {
 }
 
 // TestRecordHistories runs, on a dev server, a plan that retries, verifies
-// and waits for a review approved by a signal, and a plan whose tail a
-// scripted planner repairs; with -record it writes their histories.
+// and waits for a review approved by a signal, a plan whose tail a
+// scripted planner repairs, a mission the planner plans whose budget
+// refuses a task, and a mission in rounds halted by its budget; with
+// -record it writes their histories.
 func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to record the histories")
@@ -151,6 +154,18 @@ func TestRecordHistories(t *testing.T) {
 	}, activity.RegisterOptions{Name: ActivityRepair})
 	require.NoError(t, w.Start())
 	defer w.Stop()
+	// The runs of missions have workers of their own, on the planner's
+	// scripted model.
+	missions := func(queue string, model llm.Client) {
+		w := worker.New(c, queue, worker.Options{})
+		Register(w, NewActivities(nil, WithLLM(model)))
+		require.NoError(t, w.Start())
+		t.Cleanup(w.Stop)
+	}
+	missions("dagent-record-mission", planner(twoTasks))
+	missions("dagent-record-rounds", roundPlanner(
+		`{"action": "continue", "agents": {"writer": {"prompt": "You write."}}, "tasks": [{"id": "one", "agent": "writer", "input": "one"}]}`,
+		`{"action": "continue", "tasks": [{"id": "two", "agent": "writer", "input": "two", "depends_on": ["one"]}]}`))
 
 	plain := mustPlan(t, `{"tasks": [
 		{"id": "count", "agent": "flaky", "input": "count", "on_failure": "retry", "max_retries": 2,
@@ -179,6 +194,23 @@ func TestRecordHistories(t *testing.T) {
 	require.Equal(t, runner.StatusCompleted, o.Run.Status)
 	require.Equal(t, 1, o.Execution.ReplanCount)
 	writeHistory(ctx, t, c, run.GetID(), histories[1])
+
+	// A mission planned first, whose second task is past the budget.
+	run, err = Start(ctx, c, "dagent-record-mission", "record-mission", durable.Spec{Mission: "ship", Budget: executor.Budget{MaxCalls: 2}})
+	require.NoError(t, err)
+	o, err = Result(ctx, c, "record-mission")
+	require.NoError(t, err)
+	require.Equal(t, runner.ClassBudget, o.Run.Tasks["b"].Class)
+	writeHistory(ctx, t, c, run.GetID(), histories[2])
+
+	// A mission in rounds, halted by its budget after the second round's
+	// planning.
+	run, err = Start(ctx, c, "dagent-record-rounds", "record-rounds", durable.Spec{Mission: "write twice", Rounds: 3, Budget: executor.Budget{MaxCalls: 3}})
+	require.NoError(t, err)
+	o, err = Result(ctx, c, "record-rounds")
+	require.NoError(t, err)
+	require.Equal(t, executor.HaltBudget, o.Execution.Halt)
+	writeHistory(ctx, t, c, run.GetID(), histories[3])
 }
 
 // writeHistory writes the history of workflow id to path.

@@ -9,6 +9,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/runner"
 )
 
@@ -34,6 +35,12 @@ const (
 	// ActivityRepair asks the worker's planner for a repair plan
 	// ([RepairRequest]).
 	ActivityRepair = "dagent.Repair"
+	// ActivityPlan asks the worker's planner for the plan of a mission
+	// ([PlanRequest]).
+	ActivityPlan = "dagent.Plan"
+	// ActivityRound asks the worker's planner for the next round of a
+	// mission planned in rounds ([RoundRequest]).
+	ActivityRound = "dagent.Round"
 )
 
 // Input is what a run's workflow starts from: the run's id, which is also
@@ -115,7 +122,8 @@ type Snapshot struct {
 	Version int `json:"version"`
 	// Status is "running" while tasks run, "waiting" while the workflow
 	// waits for the decisions of PendingReviews, then the run's final
-	// status.
+	// status — or the planner's route ("synthesis", "clarify") when the
+	// planner of its mission gave no plan to run.
 	Status string `json:"status"`
 	// PendingReviews are the reviews the workflow waits for.
 	PendingReviews []runner.PendingReview `json:"pending_reviews"`
@@ -145,12 +153,20 @@ type Outcome struct {
 	// Execution is the whole execution of a run that replans; its Result
 	// is Run. Nil for a run that does not replan.
 	Execution *executor.Result
+	// Planned is the planner's answer of a run that started from a
+	// mission and ran no plan — a direct answer, a question, no valid
+	// plan — and PlanError the planner's error, if any; Run is then nil.
+	Planned   *metaplanner.Result
+	PlanError string
 }
 
 // MarshalJSON writes o as [executor.Result.MarshalJSON] writes Execution
-// when o has one, else as [runner.Result.MarshalJSON] writes Run.
+// when o has one, else as [runner.Result.MarshalJSON] writes Run; an
+// outcome of the planner alone as dagent plan --format json writes it.
 func (o Outcome) MarshalJSON() ([]byte, error) {
 	switch {
+	case o.Run == nil && o.Planned != nil:
+		return o.marshalPlanning()
 	case o.Execution != nil:
 		return o.Execution.MarshalJSON()
 	case o.Run != nil:
@@ -159,14 +175,19 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	return []byte("null"), nil
 }
 
-// UnmarshalJSON reads o from either form [Outcome.MarshalJSON] writes: a
-// document with "replan_count" is an execution's.
+// UnmarshalJSON reads o from any form [Outcome.MarshalJSON] writes: a
+// document with "replan_count" is an execution's, one with "route" the
+// planner's.
 func (o *Outcome) UnmarshalJSON(data []byte) error {
 	var head struct {
-		ReplanCount *int `json:"replan_count"`
+		ReplanCount *int    `json:"replan_count"`
+		Route       *string `json:"route"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("outcome: %w", err)
+	}
+	if head.Route != nil {
+		return o.unmarshalPlanning(data)
 	}
 	if head.ReplanCount != nil {
 		var ex executor.Result

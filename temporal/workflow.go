@@ -115,6 +115,9 @@ type flow struct {
 	// events, when set, collects the events of the current plan
 	// version's run, for the executor's rules.
 	events *[]runner.Event
+	// spent is what the run's LLM calls spent, as the activities
+	// replied: the run's meter, for its budget.
+	spent Spend
 }
 
 func invalid(format string, args ...any) error {
@@ -130,12 +133,6 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 	}
 	if err := in.Spec.Check(); err != nil {
 		return nil, invalid("%v", err)
-	}
-	switch {
-	case in.Spec.Plan == nil:
-		return nil, invalid("the spec has no plan: a run on Temporal starts from a plan, not a mission")
-	case in.Spec.Rounds > 0:
-		return nil, invalid("the spec plans in rounds, which a run on Temporal does not")
 	}
 	f := &flow{w: w, in: in, plan: in.Spec.Plan, status: "running", decisions: map[string]runner.Decision{}, started: workflow.Now(ctx)}
 	if len(in.Initial) > 0 {
@@ -204,9 +201,18 @@ func (f *flow) snapshot() (*Snapshot, error) {
 	return s, nil
 }
 
-// loop runs the plan: once, or through the executor's replanning when
-// the spec replans.
+// loop runs the plan — the spec's, else the plan the planner gives for
+// its mission: once, or through the executor's replanning when the spec
+// replans; or the mission in rounds, when the spec plans in rounds.
 func (f *flow) loop(ctx workflow.Context) (*Outcome, error) {
+	if f.in.Spec.Rounds > 0 {
+		return f.rounds(ctx)
+	}
+	if f.plan == nil {
+		if out, err := f.planMission(ctx); out != nil || err != nil {
+			return out, err
+		}
+	}
 	d, err := f.plan.DAG(f.planOptions()...)
 	if err != nil {
 		return nil, invalid("%v", err)
@@ -425,6 +431,12 @@ func (h *host) Attempt(req agent.Request, timeout time.Duration) runner.Reply {
 	if _, ok := h.f.cat.WorkerOutputs(req.Agent); !ok {
 		def := h.d.Plan().Agents[req.Agent]
 		in.Agent = &def
+		in.Budget = h.f.allowance()
+		if in.Budget.exhausted() {
+			// The LLM agent's first call would be refused: the attempt
+			// fails so without an activity.
+			return runner.Reply{Err: in.Budget.refused()}
+		}
 	}
 	hb := h.f.in.HeartbeatTimeout
 	if hb <= 0 {
@@ -434,6 +446,7 @@ func (h *host) Attempt(req agent.Request, timeout time.Duration) runner.Reply {
 	if err := workflow.ExecuteActivity(h.options(timeout, hb), ActivityAttempt, in).Get(h.ctx, &out); err != nil {
 		return lost(h.ctx, err)
 	}
+	h.f.charge(out.Spent)
 	if out.Failure != nil {
 		return runner.Reply{Usage: out.Usage, Err: out.Failure.Err(), TimedOut: out.Failure.TimedOut}
 	}
@@ -458,7 +471,7 @@ func lost(ctx workflow.Context, err error) runner.Reply {
 }
 
 func (h *host) Judge(req runner.JudgeRequest, timeout time.Duration) (runner.Verdict, error) {
-	in := JudgeRequest{Request: req, Timeout: timeout, Model: h.f.in.Spec.LLM.Model}
+	in := JudgeRequest{Request: req, Timeout: timeout, Model: h.f.in.Spec.LLM.Model, Budget: h.f.allowance()}
 	if j := h.f.in.Spec.Judge; j != nil && j.Model != "" {
 		in.Model = j.Model
 	}
@@ -466,6 +479,7 @@ func (h *host) Judge(req runner.JudgeRequest, timeout time.Duration) (runner.Ver
 	if err := workflow.ExecuteActivity(h.options(timeout, 0), ActivityJudge, in).Get(h.ctx, &out); err != nil {
 		return runner.Verdict{}, lost(h.ctx, err).Err
 	}
+	h.f.charge(out.Spent)
 	return out.Verdict, out.Failure.Err()
 }
 

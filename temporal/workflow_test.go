@@ -171,7 +171,6 @@ func TestWorkflowCancelled(t *testing.T) {
 func TestWorkflowInvalidInput(t *testing.T) {
 	for name, in := range map[string]Input{
 		"bad run id": {RunID: "a b", Spec: durable.Spec{Plan: mustPlan(t, `{"tasks":[{"id":"a","agent":"echo","input":"x"}]}`)}},
-		"no plan":    {RunID: "r", Spec: durable.Spec{Mission: "m"}},
 		"unknown agent slot": {RunID: "r", Spec: durable.Spec{Plan: mustPlan(t, `{"tasks":[{"id":"a","agent":"echo","input":"x"},
 			{"id":"b","agent":"echo","input":"y","depends_on":["a"],"inputs":{"v":{"from":"a","slot":"s"}}}]}`)}},
 	} {

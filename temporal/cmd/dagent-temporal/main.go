@@ -45,6 +45,8 @@ const (
 	exitUsage      = 2
 	exitWaiting    = 3 // the run waits for human review
 	exitReplan     = 4 // the run needs a new plan
+	exitAnswered   = 5 // the planner answered the mission directly
+	exitClarify    = 6 // the planner asked a question about the mission
 	exitSignalBase = 128
 )
 

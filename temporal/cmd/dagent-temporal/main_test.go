@@ -47,7 +47,7 @@ func TestStartRefusesBadInput(t *testing.T) {
 		stderr string
 	}{
 		{"no turns", append(start, good, "--max-turns", "0"), exitUsage, "dagent-temporal: --max-turns is 0; want 1 or more\n"},
-		{"rounds", append(start, good, "--rounds", "2"), exitUsage, "--rounds: a run on Temporal does not plan in rounds"},
+		{"rounds with replan", append(start, good, "--rounds", "2", "--replan", "--mission", "m"), exitUsage, "--rounds"},
 		{"repair flag alone", append(start, good, "--max-replans", "2"), exitUsage, "--max-replans needs --replan or --mission"},
 		{"replan without a mission", append(start, good, "--replan"), exitUsage, "--replan needs a mission: the plan has none; pass --mission MISSION"},
 		{"bad gate", append(start, good, "--gate", "loud"), exitUsage, `unknown --gate "loud"`},
@@ -58,6 +58,7 @@ func TestStartRefusesBadInput(t *testing.T) {
 		{"invalid plan", append(start, invalid), exitFailed, "nowhere"},
 		{"near miss", append(start, nearMiss), exitFailed, `unknown key "depend_on"; did you mean "depends_on"?`},
 		{"no queue", []string{"start", good}, exitUsage, `"task-queue" not set`},
+		{"no plan nor mission", start, exitUsage, "start needs a PLAN, or --mission MISSION to plan one first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,9 @@ func closed(ctx context.Context, c client.Client, runID string) (bool, error) {
 // printOutcome prints how a run ended, and returns the exit of its status.
 func printOutcome(cmd *cobra.Command, out *temporal.Outcome, format string) error {
 	res := out.Run
+	if res == nil && out.Planned != nil {
+		return printPlanned(cmd, out, format)
+	}
 	if res == nil {
 		return errors.New("the run ended without a result")
 	}

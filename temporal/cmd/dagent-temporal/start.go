@@ -51,11 +51,12 @@ type startFlags struct {
 func newStart() *cobra.Command {
 	var f startFlags
 	cmd := &cobra.Command{
-		Use:   "start PLAN --task-queue QUEUE",
+		Use:   "start [PLAN] --task-queue QUEUE",
 		Short: "Start a run of a plan on the workers of a task queue",
 		Long: `Start a run of PLAN (a path, or - for standard input) on the workers of a task
 queue: the workflow execution whose id is the run id (--run-id, else a new
-one, printed). The run flags are those of dagent run, and mean the same:
+one, printed). Without PLAN, --mission MISSION is planned first by the
+planner of a worker, and its plan runs. The run flags are those of dagent run, and mean the same:
 --concurrency, --schedule, --timeout, --gate, --replan and its limits,
 --mission, the budgets, --max-turns, the judge, and the LLM's
 settings (--model, --temperature, --brief, --max-corrections,
@@ -68,15 +69,21 @@ review, and prints it as dagent run does: a summary (text) or the JSON
 result document of dagent run (--format json). The exit codes are dagent
 run's: 0 completed, 1 failed (or the plan is invalid, problems on standard
 error), 2 usage or input error, 3 waiting for review (decide with
-dagent-temporal approve or reject), 4 replan required, 130 or 143 when
+dagent-temporal approve or reject), 4 replan required, 5 the planner
+answered the mission directly, 6 it asked a question, 130 or 143 when
 Ctrl-C or SIGTERM stopped the waiting — the run goes on; dagent-temporal
 cancel stops it.`,
 		Example: `  dagent-temporal start plan.json --task-queue dagent --wait
   dagent-temporal start plan.json --task-queue dagent --run-id nightly-2025-01-01 --replan --max-replans 2
-  dagent-temporal start plan.json --task-queue dagent --wait --format json > run.json`,
-		Args: cobra.ExactArgs(1),
+  dagent-temporal start plan.json --task-queue dagent --wait --format json > run.json
+  dagent-temporal start --mission "summarise the week's sales" --task-queue dagent --wait`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return startRun(cmd, args[0], f)
+			path := ""
+			if len(args) > 0 {
+				path = args[0]
+			}
+			return startRun(cmd, path, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -98,6 +105,9 @@ cancel stops it.`,
 }
 
 func startRun(cmd *cobra.Command, path string, f startFlags) error {
+	if path == "" && f.spec.Mission == "" {
+		return errors.New("start needs a PLAN, or --mission MISSION to plan one first")
+	}
 	if f.runID != "" {
 		if err := runner.CheckRunID(f.runID); err != nil {
 			return fmt.Errorf("--run-id: %w", err)
@@ -105,9 +115,6 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 	}
 	if f.heartbeat <= 0 {
 		return fmt.Errorf("--heartbeat-timeout is %v; want more than 0", f.heartbeat)
-	}
-	if f.spec.Rounds > 0 {
-		return errors.New("--rounds: a run on Temporal does not plan in rounds; run it with dagent run")
 	}
 	if err := f.spec.Check(false); err != nil {
 		return err
@@ -125,11 +132,13 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 		t := f.temperature
 		spec.LLM.Temperature = &t
 	}
-	if spec.Plan, err = readPlan(cmd, path, f.allowUnknown); err != nil {
-		return err
-	}
-	if err := f.spec.CheckPlan(spec.Plan); err != nil {
-		return err
+	if path != "" {
+		if spec.Plan, err = readPlan(cmd, path, f.allowUnknown); err != nil {
+			return err
+		}
+		if err := f.spec.CheckPlan(spec.Plan); err != nil {
+			return err
+		}
 	}
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
