@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -31,8 +31,9 @@ import (
 // The benchmarks of this file measure what running on Temporal costs: a
 // fan plan of trivial Go agents (each returns at once) run in process, on
 // a Temporal dev server through the dagent workflow, and on the same
-// server through a plain workflow that runs the same tasks as activities,
-// phase by phase, with no dagent logic. They report ns/task and tasks/s:
+// server through a plain workflow that runs the same attempt activities,
+// with the same requests and options, phase by phase, with no dagent
+// logic. They report ns/task and tasks/s:
 //
 //	cd temporal && go test -run '^$' -bench DevServer -benchtime 3x
 
@@ -186,13 +187,21 @@ func BenchmarkDevServerOverhead(b *testing.B) {
 		const q = "bench-plain"
 		w := worker.New(c, q, benchWorkerOptions)
 		w.RegisterWorkflowWithOptions(plainWorkflow, workflow.RegisterOptions{Name: "bench.Plain"})
-		w.RegisterActivityWithOptions(plainTask, activity.RegisterOptions{Name: "bench.Task"})
+		temporal.NewActivities(reg).Register(w)
 		if err := w.Start(); err != nil {
 			b.Fatal(err)
 		}
 		defer w.Stop()
+		deps := map[string][]string{}
+		for _, t := range p.Tasks {
+			deps[t.ID] = t.DependsOn
+		}
+		i := 0
 		for b.Loop() {
-			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: q}, "bench.Plain", phases)
+			i++
+			id := fmt.Sprintf("bench-plain-%d-%d", time.Now().UnixNano(), i)
+			in := plainInput{RunID: id, Phases: phases, Deps: deps, Agent: "instant", Timeout: 30 * time.Second}
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: q}, "bench.Plain", in)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -255,31 +264,54 @@ func runDagent(b *testing.B, c client.Client, q, runID string, p *plan.Plan) {
 	}
 }
 
-// plainWorkflow runs each phase's tasks as activities at once, a phase
-// after the one before: the plan's order, with nothing of dagent.
-func plainWorkflow(ctx workflow.Context, phases [][]string) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
-	for _, phase := range phases {
+// plainInput is the plain workflow's input: the plan's phases, each
+// task's direct dependencies, and what every attempt request carries.
+type plainInput struct {
+	RunID   string              `json:"run_id"`
+	Phases  [][]string          `json:"phases"`
+	Deps    map[string][]string `json:"deps"`
+	Agent   string              `json:"agent"`
+	Timeout time.Duration       `json:"timeout"`
+}
+
+// plainWorkflow runs each phase's tasks at once, a phase after the one
+// before, each task one [temporal.ActivityAttempt] with the request the
+// dagent workflow sends it (its dependencies' outputs) and the activity
+// options it uses: the same activities and payloads, with nothing of
+// dagent's decisions.
+func plainWorkflow(ctx workflow.Context, in plainInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Timeout + 12*time.Second,
+		HeartbeatTimeout:    temporal.DefaultHeartbeatTimeout,
+		RetryPolicy:         &sdktemporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: temporal.MaxActivityAttempts},
+	})
+	outputs := map[string]any{}
+	for _, phase := range in.Phases {
 		futures := make([]workflow.Future, len(phase))
 		for i, id := range phase {
-			futures[i] = workflow.ExecuteActivity(ctx, "bench.Task", id)
+			deps := map[string]any{}
+			for _, d := range in.Deps[id] {
+				deps[d] = outputs[d]
+			}
+			req := agent.Request{RunID: in.RunID, TaskID: id, Agent: in.Agent, Attempt: 1, Depends: deps, IdempotencyKey: in.RunID + "/" + id + "/1"}
+			futures[i] = workflow.ExecuteActivity(ctx, temporal.ActivityAttempt, temporal.AttemptRequest{Request: req, Timeout: in.Timeout})
 		}
-		for _, f := range futures {
-			if err := f.Get(ctx, nil); err != nil {
+		for i, f := range futures {
+			var out temporal.AttemptReply
+			if err := f.Get(ctx, &out); err != nil {
 				return err
 			}
+			if out.Failure != nil {
+				return out.Failure.Err()
+			}
+			var v any
+			if err := json.Unmarshal(out.Output, &v); err != nil {
+				return err
+			}
+			outputs[phase[i]] = v
 		}
 	}
 	return nil
-}
-
-// plainTask calls the benchmark's agent on the task id.
-func plainTask(ctx context.Context, id string) (map[string]any, error) {
-	res, err := instant.Run(ctx, agent.Request{TaskID: id})
-	if err != nil {
-		return nil, err
-	}
-	return res.Output.(map[string]any), nil
 }
 
 var benchWorkerOptions = worker.Options{MaxConcurrentActivityTaskPollers: 8, MaxConcurrentWorkflowTaskPollers: 4}
