@@ -180,9 +180,11 @@ type AttemptRequest struct {
 // the attempt was lost with its worker, and is retried elsewhere.
 type AttemptReply struct {
 	// Output is the normalised output, as JSON.
-	Output  json.RawMessage `json:"output,omitempty"`
-	Usage   agent.Usage     `json:"usage"`
-	Failure *Failure        `json:"failure,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// Usage is left out of the JSON when zero, as for an agent without
+	// an LLM.
+	Usage   agent.Usage `json:"usage,omitzero"`
+	Failure *Failure    `json:"failure,omitempty"`
 }
 
 // Attempt makes one attempt of a task: it resolves the agent (a worker of
