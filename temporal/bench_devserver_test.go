@@ -36,6 +36,10 @@ import (
 // logic. They report ns/task and tasks/s:
 //
 //	cd temporal && go test -run '^$' -bench DevServer -benchtime 3x
+//
+// The machine's other load moves these figures much from run to run:
+// BenchmarkDevServerOverhead/paired alternates the two workflows and
+// reports their ratio.
 
 // benchCLI finds the temporal CLI as the suite does: $DAGENT_TEMPORAL_CLI,
 // PATH, then $GOPATH/bin. Empty if none.
@@ -183,6 +187,10 @@ func BenchmarkDevServerOverhead(b *testing.B) {
 		}
 		perTask(b, n)
 	})
+	deps := map[string][]string{}
+	for _, t := range p.Tasks {
+		deps[t.ID] = t.DependsOn
+	}
 	b.Run("plain-workflow", func(b *testing.B) {
 		const q = "bench-plain"
 		w := worker.New(c, q, benchWorkerOptions)
@@ -192,24 +200,49 @@ func BenchmarkDevServerOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer w.Stop()
-		deps := map[string][]string{}
-		for _, t := range p.Tasks {
-			deps[t.ID] = t.DependsOn
+		i := 0
+		for b.Loop() {
+			i++
+			runPlain(b, c, q, fmt.Sprintf("bench-plain-%d-%d", time.Now().UnixNano(), i), phases, deps)
+		}
+		perTask(b, n)
+	})
+	// paired runs both workflows on one worker in each iteration, the
+	// one first and then the other in turn, so that a change of the
+	// machine's load weighs on both alike: its dagent/plain is the figure
+	// to compare with the target.
+	b.Run("paired", func(b *testing.B) {
+		const q = "bench-paired"
+		w := worker.New(c, q, benchWorkerOptions)
+		temporal.Register(w, temporal.NewActivities(reg))
+		w.RegisterWorkflowWithOptions(plainWorkflow, workflow.RegisterOptions{Name: "bench.Plain"})
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		var dagent, plain time.Duration
+		timed := func(run func(), sum *time.Duration) {
+			t := time.Now()
+			run()
+			*sum += time.Since(t)
 		}
 		i := 0
 		for b.Loop() {
 			i++
-			id := fmt.Sprintf("bench-plain-%d-%d", time.Now().UnixNano(), i)
-			in := plainInput{RunID: id, Phases: phases, Deps: deps, Agent: "instant", Timeout: 30 * time.Second}
-			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: q}, "bench.Plain", in)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := run.Get(context.Background(), nil); err != nil {
-				b.Fatal(err)
+			id := fmt.Sprintf("bench-paired-%d-%d", time.Now().UnixNano(), i)
+			d := func() { runDagent(b, c, q, id+"-dagent", p) }
+			pl := func() { runPlain(b, c, q, id+"-plain", phases, deps) }
+			if i%2 == 1 {
+				timed(d, &dagent)
+				timed(pl, &plain)
+			} else {
+				timed(pl, &plain)
+				timed(d, &dagent)
 			}
 		}
-		perTask(b, n)
+		b.ReportMetric(float64(dagent.Nanoseconds())/float64(b.N*n), "dagent-ns/task")
+		b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N*n), "plain-ns/task")
+		b.ReportMetric(float64(dagent)/float64(plain), "dagent/plain")
 	})
 }
 
@@ -261,6 +294,20 @@ func runDagent(b *testing.B, c client.Client, q, runID string, p *plan.Plan) {
 	}
 	if out.Run.Status != runner.StatusCompleted {
 		b.Fatalf("run %s: %s: %v", runID, out.Run.Status, out.Run.Err)
+	}
+}
+
+// runPlain runs phases on the plain workflow as run id and waits for it
+// to complete.
+func runPlain(b *testing.B, c client.Client, q, id string, phases [][]string, deps map[string][]string) {
+	b.Helper()
+	in := plainInput{RunID: id, Phases: phases, Deps: deps, Agent: "instant", Timeout: 30 * time.Second}
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: q}, "bench.Plain", in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Get(context.Background(), nil); err != nil {
+		b.Fatal(err)
 	}
 }
 
