@@ -186,9 +186,11 @@ type AttemptRequest struct {
 // the attempt was lost with its worker, and is retried elsewhere.
 type AttemptReply struct {
 	// Output is the normalised output, as JSON.
-	Output  json.RawMessage `json:"output,omitempty"`
-	Usage   agent.Usage     `json:"usage"`
-	Failure *Failure        `json:"failure,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// Usage is left out of the JSON when zero, as for an agent without
+	// an LLM.
+	Usage   agent.Usage `json:"usage,omitzero"`
+	Failure *Failure    `json:"failure,omitempty"`
 	// Spent is what the attempt's calls of the worker's LLM spent, when
 	// the request had a Budget.
 	Spent *Spend `json:"spent,omitempty"`

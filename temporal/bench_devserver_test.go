@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -31,10 +31,15 @@ import (
 // The benchmarks of this file measure what running on Temporal costs: a
 // fan plan of trivial Go agents (each returns at once) run in process, on
 // a Temporal dev server through the dagent workflow, and on the same
-// server through a plain workflow that runs the same tasks as activities,
-// phase by phase, with no dagent logic. They report ns/task and tasks/s:
+// server through a plain workflow that runs the same attempt activities,
+// with the same requests and options, phase by phase, with no dagent
+// logic. They report ns/task and tasks/s:
 //
 //	cd temporal && go test -run '^$' -bench DevServer -benchtime 3x
+//
+// The machine's other load moves these figures much from run to run:
+// BenchmarkDevServerOverhead/paired alternates the two workflows and
+// reports their ratio.
 
 // benchCLI finds the temporal CLI as the suite does: $DAGENT_TEMPORAL_CLI,
 // PATH, then $GOPATH/bin. Empty if none.
@@ -182,25 +187,62 @@ func BenchmarkDevServerOverhead(b *testing.B) {
 		}
 		perTask(b, n)
 	})
+	deps := map[string][]string{}
+	for _, t := range p.Tasks {
+		deps[t.ID] = t.DependsOn
+	}
 	b.Run("plain-workflow", func(b *testing.B) {
 		const q = "bench-plain"
 		w := worker.New(c, q, benchWorkerOptions)
 		w.RegisterWorkflowWithOptions(plainWorkflow, workflow.RegisterOptions{Name: "bench.Plain"})
-		w.RegisterActivityWithOptions(plainTask, activity.RegisterOptions{Name: "bench.Task"})
+		temporal.NewActivities(reg).Register(w)
 		if err := w.Start(); err != nil {
 			b.Fatal(err)
 		}
 		defer w.Stop()
+		i := 0
 		for b.Loop() {
-			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: q}, "bench.Plain", phases)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := run.Get(context.Background(), nil); err != nil {
-				b.Fatal(err)
-			}
+			i++
+			runPlain(b, c, q, fmt.Sprintf("bench-plain-%d-%d", time.Now().UnixNano(), i), phases, deps)
 		}
 		perTask(b, n)
+	})
+	// paired runs both workflows on one worker in each iteration, the
+	// one first and then the other in turn, so that a change of the
+	// machine's load weighs on both alike: its dagent/plain is the figure
+	// to compare with the target.
+	b.Run("paired", func(b *testing.B) {
+		const q = "bench-paired"
+		w := worker.New(c, q, benchWorkerOptions)
+		temporal.Register(w, temporal.NewActivities(reg))
+		w.RegisterWorkflowWithOptions(plainWorkflow, workflow.RegisterOptions{Name: "bench.Plain"})
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		var dagent, plain time.Duration
+		timed := func(run func(), sum *time.Duration) {
+			t := time.Now()
+			run()
+			*sum += time.Since(t)
+		}
+		i := 0
+		for b.Loop() {
+			i++
+			id := fmt.Sprintf("bench-paired-%d-%d", time.Now().UnixNano(), i)
+			d := func() { runDagent(b, c, q, id+"-dagent", p) }
+			pl := func() { runPlain(b, c, q, id+"-plain", phases, deps) }
+			if i%2 == 1 {
+				timed(d, &dagent)
+				timed(pl, &plain)
+			} else {
+				timed(pl, &plain)
+				timed(d, &dagent)
+			}
+		}
+		b.ReportMetric(float64(dagent.Nanoseconds())/float64(b.N*n), "dagent-ns/task")
+		b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N*n), "plain-ns/task")
+		b.ReportMetric(float64(dagent)/float64(plain), "dagent/plain")
 	})
 }
 
@@ -255,31 +297,68 @@ func runDagent(b *testing.B, c client.Client, q, runID string, p *plan.Plan) {
 	}
 }
 
-// plainWorkflow runs each phase's tasks as activities at once, a phase
-// after the one before: the plan's order, with nothing of dagent.
-func plainWorkflow(ctx workflow.Context, phases [][]string) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
-	for _, phase := range phases {
+// runPlain runs phases on the plain workflow as run id and waits for it
+// to complete.
+func runPlain(b *testing.B, c client.Client, q, id string, phases [][]string, deps map[string][]string) {
+	b.Helper()
+	in := plainInput{RunID: id, Phases: phases, Deps: deps, Agent: "instant", Timeout: 30 * time.Second}
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: q}, "bench.Plain", in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Get(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// plainInput is the plain workflow's input: the plan's phases, each
+// task's direct dependencies, and what every attempt request carries.
+type plainInput struct {
+	RunID   string              `json:"run_id"`
+	Phases  [][]string          `json:"phases"`
+	Deps    map[string][]string `json:"deps"`
+	Agent   string              `json:"agent"`
+	Timeout time.Duration       `json:"timeout"`
+}
+
+// plainWorkflow runs each phase's tasks at once, a phase after the one
+// before, each task one [temporal.ActivityAttempt] with the request the
+// dagent workflow sends it (its dependencies' outputs) and the activity
+// options it uses: the same activities and payloads, with nothing of
+// dagent's decisions.
+func plainWorkflow(ctx workflow.Context, in plainInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Timeout + 12*time.Second,
+		HeartbeatTimeout:    temporal.DefaultHeartbeatTimeout,
+		RetryPolicy:         &sdktemporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: temporal.MaxActivityAttempts},
+	})
+	outputs := map[string]any{}
+	for _, phase := range in.Phases {
 		futures := make([]workflow.Future, len(phase))
 		for i, id := range phase {
-			futures[i] = workflow.ExecuteActivity(ctx, "bench.Task", id)
+			deps := map[string]any{}
+			for _, d := range in.Deps[id] {
+				deps[d] = outputs[d]
+			}
+			req := agent.Request{RunID: in.RunID, TaskID: id, Agent: in.Agent, Attempt: 1, Depends: deps, IdempotencyKey: in.RunID + "/" + id + "/1"}
+			futures[i] = workflow.ExecuteActivity(ctx, temporal.ActivityAttempt, temporal.AttemptRequest{Request: req, Timeout: in.Timeout})
 		}
-		for _, f := range futures {
-			if err := f.Get(ctx, nil); err != nil {
+		for i, f := range futures {
+			var out temporal.AttemptReply
+			if err := f.Get(ctx, &out); err != nil {
 				return err
 			}
+			if out.Failure != nil {
+				return out.Failure.Err()
+			}
+			var v any
+			if err := json.Unmarshal(out.Output, &v); err != nil {
+				return err
+			}
+			outputs[phase[i]] = v
 		}
 	}
 	return nil
-}
-
-// plainTask calls the benchmark's agent on the task id.
-func plainTask(ctx context.Context, id string) (map[string]any, error) {
-	res, err := instant.Run(ctx, agent.Request{TaskID: id})
-	if err != nil {
-		return nil, err
-	}
-	return res.Output.(map[string]any), nil
 }
 
 var benchWorkerOptions = worker.Options{MaxConcurrentActivityTaskPollers: 8, MaxConcurrentWorkflowTaskPollers: 4}

@@ -2,18 +2,27 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/runner"
 )
 
+// ErrRunExists is matched by the error of [Start] and [StartWith] when a
+// run of the same id is open or has ended: a run id names one run, which
+// is neither joined nor started again (that would run its done tasks
+// again). The error names the run id.
+var ErrRunExists = errors.New("run exists already")
+
 // Start starts the run runID of spec on the workers of queue: the
 // workflow [WorkflowName] whose id is runID. The spec is checked first
-// ([durable.Spec.Check]). A run of that id that is still open is an error
-// of the client (a *serviceerror.WorkflowExecutionAlreadyStarted).
+// ([durable.Spec.Check]). A run of that id, open or ended, is an error
+// matching [ErrRunExists].
 func Start(ctx context.Context, c client.Client, queue, runID string, spec durable.Spec) (client.WorkflowRun, error) {
 	return StartWith(ctx, c, queue, Input{RunID: runID, Spec: spec})
 }
@@ -27,7 +36,14 @@ func StartWith(ctx context.Context, c client.Client, queue string, in Input) (cl
 	if err := in.Spec.Check(); err != nil {
 		return nil, err
 	}
-	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: queue}, WorkflowName, in)
+	opts := client.StartWorkflowOptions{ID: in.RunID, TaskQueue: queue,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}
+	run, err := c.ExecuteWorkflow(ctx, opts, WorkflowName, in)
+	if _, ok := errors.AsType[*serviceerror.WorkflowExecutionAlreadyStarted](err); ok {
+		return nil, fmt.Errorf("run %s: %w: %w", in.RunID, ErrRunExists, err)
+	}
+	return run, err
 }
 
 // Tasks queries the run runID for where it is now ([QueryTasks]).

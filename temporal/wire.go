@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/jsonv"
@@ -213,10 +215,70 @@ func exact(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
+// wireRequest is an [agent.Request] as an attempt's activity carries it:
+// its empty fields left out. A conversion between the two types checks
+// that they keep the same fields.
+type wireRequest struct {
+	RunID          string          `json:"run_id"`
+	TaskID         string          `json:"task_id"`
+	Agent          string          `json:"agent"`
+	Input          string          `json:"input,omitempty"`
+	Template       string          `json:"template,omitempty"`
+	Refs           map[string]any  `json:"refs,omitempty"`
+	Attempt        int             `json:"attempt"`
+	Diagnosis      string          `json:"diagnosis,omitempty"`
+	Failure        agent.Failure   `json:"failure,omitempty"`
+	Depends        map[string]any  `json:"depends,omitempty"`
+	Skipped        []string        `json:"skipped,omitempty"`
+	Inputs         map[string]any  `json:"inputs,omitempty"`
+	Params         map[string]any  `json:"params,omitempty"`
+	OutputSchema   json.RawMessage `json:"output_schema,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// idempotencyKey is the key of attempt n of task id in run runID, which
+// the runner gives every attempt.
+func idempotencyKey(runID, id string, n int) string {
+	return runID + "/" + id + "/" + strconv.Itoa(n)
+}
+
+// MarshalJSON writes r with its request's empty fields left out, and its
+// idempotency key too when it is the one [AttemptRequest.UnmarshalJSON]
+// derives: an attempt's payload is recorded in the run's history, once
+// per attempt.
+func (r AttemptRequest) MarshalJSON() ([]byte, error) {
+	type plain AttemptRequest
+	w := struct {
+		plain
+		Request wireRequest `json:"request"`
+	}{plain(r), wireRequest(r.Request)}
+	if w.Request.IdempotencyKey == idempotencyKey(r.Request.RunID, r.Request.TaskID, r.Request.Attempt) {
+		w.Request.IdempotencyKey = ""
+	}
+	return json.Marshal(w)
+}
+
 // UnmarshalJSON reads r keeping the numbers of the request's values exact.
+// A request without dependencies gets an empty Depends, one without an
+// idempotency key the runner's "<run id>/<task id>/<attempt>".
 func (r *AttemptRequest) UnmarshalJSON(data []byte) error {
 	type plain AttemptRequest
-	return exact(data, (*plain)(r))
+	var w struct {
+		plain
+		Request wireRequest `json:"request"`
+	}
+	if err := exact(data, &w); err != nil {
+		return err
+	}
+	*r = AttemptRequest(w.plain)
+	r.Request = agent.Request(w.Request)
+	if r.Request.Depends == nil {
+		r.Request.Depends = map[string]any{}
+	}
+	if r.Request.IdempotencyKey == "" {
+		r.Request.IdempotencyKey = idempotencyKey(r.Request.RunID, r.Request.TaskID, r.Request.Attempt)
+	}
+	return nil
 }
 
 // UnmarshalJSON reads r keeping the numbers of the output exact.

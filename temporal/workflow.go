@@ -39,6 +39,12 @@ const activityGrace = abandonGrace + 10*time.Second
 // the workers' catalog, a spec this workflow does not run.
 var ErrInvalidInput = errors.New("invalid run input")
 
+// InvalidInputType is the type of the non-retryable application error
+// (go.temporal.io/sdk/temporal.ApplicationError) a workflow whose input
+// cannot run ends with: how a client, which sees the error only through
+// Temporal, tells it from other failures.
+const InvalidInputType = "InvalidInput"
+
 // Workflow is the workflow of a dagent run: [Workflow.Run], registered
 // under [WorkflowName]. The zero Workflow is ready to use.
 type Workflow struct {
@@ -122,7 +128,7 @@ type flow struct {
 
 func invalid(format string, args ...any) error {
 	err := fmt.Errorf("%w: "+format, append([]any{ErrInvalidInput}, args...)...)
-	return sdk.NewNonRetryableApplicationError(err.Error(), "InvalidInput", err)
+	return sdk.NewNonRetryableApplicationError(err.Error(), InvalidInputType, err)
 }
 
 // start checks in, reads the workers' catalog and installs the query and

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	sdk "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dagent-dev/dagent/agent"
@@ -183,6 +184,9 @@ func TestWorkflowInvalidInput(t *testing.T) {
 			err := e.GetWorkflowError()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), ErrInvalidInput.Error())
+			var app *sdk.ApplicationError
+			require.ErrorAs(t, err, &app)
+			assert.Equal(t, InvalidInputType, app.Type())
 		})
 	}
 }

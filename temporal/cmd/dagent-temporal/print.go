@@ -169,17 +169,12 @@ func writeReviews(w io.Writer, runID string, reviews []runner.PendingReview) {
 	}
 }
 
-// invalidInput is the type of the workflow's error when the run cannot
-// start: a plan that does not check against the workers' catalog, a bad
-// spec.
-const invalidInput = "InvalidInput"
-
 // runFailed is the command's error when the run's workflow ended with err
 // rather than a result: a run that could not start, whose problems are
 // printed, exits 1, as dagent run does for an invalid plan.
 func runFailed(cmd *cobra.Command, runID string, err error) error {
 	var app *sdktemporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == invalidInput {
+	if errors.As(err, &app) && app.Type() == temporal.InvalidInputType {
 		msg := fmt.Sprintf("run %s did not start: %s", runID, app.Error())
 		fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
 		return reported{exitFailed, msg}

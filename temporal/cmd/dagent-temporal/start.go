@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/prose"
@@ -158,13 +155,8 @@ func startRun(cmd *cobra.Command, path string, f startFlags) error {
 		return err
 	}
 	in := temporal.Input{RunID: runID, Spec: spec, HeartbeatTimeout: f.heartbeat}
-	// A run id names one run: a run that ended is not started again under
-	// it, which would run its done tasks again.
-	opts := client.StartWorkflowOptions{ID: runID, TaskQueue: f.queue,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true}
-	if _, err := c.ExecuteWorkflow(ctx, opts, temporal.WorkflowName, in); err != nil {
-		if _, ok := errors.AsType[*serviceerror.WorkflowExecutionAlreadyStarted](err); ok {
+	if _, err := temporal.StartWith(ctx, c, f.queue, in); err != nil {
+		if errors.Is(err, temporal.ErrRunExists) {
 			return fmt.Errorf("run %s exists already: give this run another --run-id, or see it with dagent-temporal show %s", runID, runID)
 		}
 		return cause(ctx, err)
