@@ -195,8 +195,9 @@ func indexOf(all []execution, e execution) int {
 }
 
 // TestReviewApprovedFromTheCLI: a run waits for a human review; start
-// --wait exits 3, show reports the review, approve from the command sends
-// the decision, and the run completes with the approved output.
+// --wait exits 3, show reports the review, approve refuses a task that is
+// no review of the plan, approve from the command sends the decision, and
+// the run completes with the approved output.
 func TestReviewApprovedFromTheCLI(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
@@ -224,9 +225,21 @@ func TestReviewApprovedFromTheCLI(t *testing.T) {
 	require.Len(t, doc.PendingReviews, 1)
 	assert.Equal(t, "review", doc.PendingReviews[0].TaskID)
 
+	// A decision the plan cannot take is refused, and the run goes on.
+	for task, want := range map[string]string{"nosuch": `review of "nosuch": the run's plan has no such task`,
+		"draft": `review of "draft": the task is not a human_review`} {
+		code, stdout, stderr = dagentTemporal(t, "approve", runID, task)
+		assert.Equal(t, 2, code, "approve %s: %s%s", task, stdout, stderr)
+		assert.Contains(t, stderr, want)
+		assert.Empty(t, stdout)
+	}
+
 	code, stdout, stderr = dagentTemporal(t, "approve", runID, "review", "--output", `{"publish": true}`, "--comment", "fine")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "run "+runID+": review review approved\n", stdout)
+	code, _, stderr = dagentTemporal(t, "reject", runID, "review")
+	assert.NotEqual(t, 0, code, "a decided review is refused or the run has ended")
+	assert.NotEmpty(t, stderr)
 
 	waitClosed(t, runID, time.Minute)
 	code, stdout, stderr = dagentTemporal(t, "show", runID, "--format", "json")
