@@ -189,7 +189,8 @@ type AttemptReply struct {
 // the registry, else the plan's LLM agent), checks the worker's
 // preconditions, calls the agent under the attempt's timeout while
 // heartbeating, normalises its output and checks it against the worker's
-// declared outputs.
+// declared outputs. An output above [MaxOutputBytes] is invalid output:
+// it would not fit in the activity's result.
 func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
 	ag, w, err := a.resolve(in)
 	if err != nil {
@@ -214,6 +215,9 @@ func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptRep
 		}
 	}
 	raw, err := jsonv.Marshal(out)
+	if err == nil {
+		err = outputBound(raw)
+	}
 	if err != nil {
 		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
 	}

@@ -59,8 +59,9 @@ type Input struct {
 	// NoRetry names failure classes never retried
 	// ([runner.WithoutRetryOn]).
 	NoRetry []runner.Class `json:"no_retry,omitempty"`
-	// MaxRequestBytes bounds a request's size: 0 is the runner's
-	// default, below 0 none ([runner.WithMaxRequestBytes]).
+	// MaxRequestBytes bounds a request's size
+	// ([runner.WithMaxRequestBytes]); on Temporal it is at most
+	// [MaxOutputBytes], which 0 and values below 0 stand for.
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
 	// HeartbeatTimeout is how long an attempt's worker may go without a
 	// heartbeat before the attempt is deemed lost with it and made again

@@ -75,14 +75,20 @@ func Register(r worker.Registry, a *Activities) {
 // evaluated here, backoffs are durable timers. A run that ends waiting for
 // reviews waits for their [UpdateReview] decisions, then goes on as
 // dagent resume does. A cancelled workflow ends its run failed, every
-// finished task kept, and returns that result. The error is an input that
-// cannot run (matching [ErrInvalidInput]) or the loss of the catalog.
+// finished task kept, and returns that result. A result whose JSON form
+// would exceed [PayloadLimit] has its largest outputs replaced by a note
+// saying so. The error is an input that cannot run (matching
+// [ErrInvalidInput]), the loss of the catalog, or a result too large
+// even so.
 func (w *Workflow) Run(ctx workflow.Context, in Input) (*Outcome, error) {
 	r, err := w.start(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	out, err := r.loop(ctx)
+	if err == nil {
+		out, err = fit(out)
+	}
 	if w.finished != nil && out != nil {
 		w.finished(out.Run)
 	}
@@ -365,7 +371,7 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 	cfg := runner.CoreConfig{
 		RunID: id, Started: f.started,
 		Schedule: spec.Runner.Schedule, Concurrency: concurrency, TaskTimeout: timeout,
-		Workers: workers, MaxRequestBytes: f.in.MaxRequestBytes,
+		Workers: workers, MaxRequestBytes: requestBound(f.in.MaxRequestBytes),
 		Backoff: backoff, NoRetry: append(slices.Clone(f.in.NoRetry), f.noRetry...), Judge: spec.Judge != nil,
 		Initial: initial, Reviews: f.reviews(d),
 		Predicates: verify.NewSet(verify.WithTimeout(0)),

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -376,4 +377,39 @@ func TestReviewRejectedFromTheCLI(t *testing.T) {
 	assert.Equal(t, "failed", res.Tasks["review"].Status)
 	assert.NotEqual(t, "done", res.Tasks["publish"].Status)
 	assert.Len(t, executions(t, log), 1, "only the draft ran")
+}
+
+// TestResultAbovePayloadLimit: three outputs of 800 KiB, which fit one by
+// one but not together in the workflow's result, and one of 3 MiB, which
+// fits in no payload. The run ends with every task's status — the
+// largest output left out of the result with a note, the 3 MiB one
+// failed as invalid output, once — instead of being terminated.
+func TestResultAbovePayloadLimit(t *testing.T) {
+	setup(t)
+	q := queue(t)
+	startWorker(t, q, "DAGENT_IT_LOG="+filepath.Join(t.TempDir(), "executions.log"))
+	p := planDoc{Tasks: []task{
+		{ID: "a", Agent: "bulky"}, {ID: "b", Agent: "bulky"}, {ID: "c", Agent: "bulky"},
+		{ID: "d", Agent: "huge", OnFailure: "skip"},
+	}}
+	code, stdout, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--wait", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	assert.Less(t, len(stdout), 2<<20)
+	res := decode(t, stdout)
+	assert.Equal(t, "completed", res.Status)
+	left := 0
+	for _, id := range []string{"a", "b", "c"} {
+		assert.Equal(t, "done", res.Tasks[id].Status, id)
+		if bytes.Contains(res.Tasks[id].Output, []byte("left out of the run's result")) {
+			left++
+		} else {
+			assert.Len(t, res.Tasks[id].Output, 800<<10+2, id)
+		}
+	}
+	assert.Equal(t, 1, left, "one output is left out, the others kept")
+	d := res.Tasks["d"]
+	assert.Equal(t, "skipped", d.Status)
+	assert.Equal(t, 1, d.Attempts, "an output too large is not retried")
+	require.NotNil(t, d.Error)
+	assert.Contains(t, *d.Error, "the output is 3145730 bytes as JSON, above the 1572864 bytes a run on Temporal takes")
 }
