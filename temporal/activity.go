@@ -190,7 +190,10 @@ type AttemptReply struct {
 // preconditions, calls the agent under the attempt's timeout while
 // heartbeating, normalises its output and checks it against the worker's
 // declared outputs. An output above [MaxOutputBytes] is invalid output:
-// it would not fit in the activity's result.
+// it would not fit in the activity's result. An attempt cut short by its
+// worker's stop or the run's cancellation is an error of the activity,
+// not a failure of the agent, so that Temporal makes it again elsewhere
+// (or reports it cancelled).
 func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
 	ag, w, err := a.resolve(in)
 	if err != nil {
@@ -202,6 +205,9 @@ func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptRep
 		}
 	}
 	res, err, timedOut := a.call(ctx, ag, in)
+	if err != nil && ctx.Err() != nil {
+		return AttemptReply{}, cut(ctx)
+	}
 	if err != nil {
 		return failed(res.Usage, err, timedOut), nil
 	}
@@ -222,6 +228,16 @@ func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptRep
 		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
 	}
 	return AttemptReply{Output: raw, Usage: res.Usage}, nil
+}
+
+// cut is the error of an activity whose own context ended before its
+// agent did, which is no failure of the agent: a worker that stops
+// (Temporal makes the attempt again on another worker, with the same
+// request), a run that cancelled it (the cause is Temporal's
+// cancellation, and the activity is reported cancelled), or the
+// activity's own timeout, which the server has seen already.
+func cut(ctx context.Context) error {
+	return fmt.Errorf("the attempt was cut short on this worker: %w", context.Cause(ctx))
 }
 
 // resolve finds the agent of the attempt.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
@@ -195,4 +196,21 @@ type judgeFunc func(context.Context, runner.JudgeRequest) (runner.Verdict, error
 
 func (f judgeFunc) Judge(ctx context.Context, req runner.JudgeRequest) (runner.Verdict, error) {
 	return f(ctx, req)
+}
+
+// An attempt whose activity is cut short — its worker stops — is an
+// error of the activity, which Temporal makes again elsewhere, not a
+// failure of the agent that the task's policy would count.
+func TestAttemptCutShortIsAnActivityError(t *testing.T) {
+	a := NewActivities(testRegistry(t), WithHeartbeat(10*time.Millisecond))
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
+		ctx, stop := context.WithCancel(ctx)
+		time.AfterFunc(30*time.Millisecond, stop)
+		return a.Attempt(ctx, in)
+	}, activity.RegisterOptions{Name: ActivityAttempt})
+	_, err := env.ExecuteActivity(ActivityAttempt, AttemptRequest{
+		Request: agent.Request{RunID: "r", TaskID: "t", Agent: "sleeper", Attempt: 1}, Timeout: time.Minute})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the attempt was cut short on this worker")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -412,4 +413,33 @@ func TestResultAbovePayloadLimit(t *testing.T) {
 	assert.Equal(t, 1, d.Attempts, "an output too large is not retried")
 	require.NotNil(t, d.Error)
 	assert.Contains(t, *d.Error, "the output is 3145730 bytes as JSON, above the 1572864 bytes a run on Temporal takes")
+}
+
+// TestWorkerStoppedLetsAttemptsFinish: a worker stopped with SIGTERM while
+// an attempt runs lets it finish within --stop-timeout; the attempt is
+// not made again, and a worker started after it ends the run.
+func TestWorkerStoppedLetsAttemptsFinish(t *testing.T) {
+	setup(t)
+	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
+	vars := []string{"DAGENT_IT_LOG=" + log, "DAGENT_IT_SLEEP=3"}
+	first := startWorker(t, q, vars...)
+	p := planDoc{Tasks: []task{{ID: "a", Agent: "step"}}}
+	runID := "it-stop-" + time.Now().Format("150405.000")
+	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+	require.Equal(t, 0, code, stderr)
+	waitFor(t, 30*time.Second, "the attempt to start", func() bool { return len(executions(t, log)) == 1 })
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	stopped := time.Now()
+	require.NoError(t, first.cmd.Wait(), "the worker stops cleanly")
+	assert.Greater(t, time.Since(stopped), 1500*time.Millisecond, "the worker waited for its attempt")
+	startWorker(t, q, vars...)
+
+	waitClosed(t, runID, time.Minute)
+	code, stdout, stderr := dagentTemporal(t, "show", runID, "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	res := decode(t, stdout)
+	assert.Equal(t, "done", res.Tasks["a"].Status)
+	es := executions(t, log)
+	require.Len(t, es, 1, "the attempt finished on the stopped worker and did not run again")
+	assert.Equal(t, first.cmd.Process.Pid, es[0].pid)
 }

@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/prose"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/temporal"
 )
@@ -163,4 +166,17 @@ func TestJSONErrorDocument(t *testing.T) {
 	code, stdout, _ = cli(t, "start", invalid, "--task-queue", "q", "--max-turns", "0", "--format", "json")
 	require.Equal(t, exitUsage, code)
 	assert.JSONEq(t, `{"version": 1, "error": "--max-turns is 0; want 1 or more", "exit_code": 2}`, stdout)
+}
+
+func TestStopTimeout(t *testing.T) {
+	assert.Equal(t, minStopTimeout, stopTimeout(nil))
+	reg := registry.New()
+	require.NoError(t, reg.Register("quick", registry.Worker{Agent: agent.Func(nil), Timeout: time.Second}))
+	assert.Equal(t, minStopTimeout, stopTimeout(reg))
+	require.NoError(t, reg.Register("long", registry.Worker{Agent: agent.Func(nil), Timeout: 2 * time.Minute}))
+	assert.Equal(t, 2*time.Minute+stopGrace, stopTimeout(reg), "the longest attempt may finish")
+
+	code, _, stderr := cli(t, "worker", "--task-queue", "q", "--stop-timeout", "-1s")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--stop-timeout")
 }
