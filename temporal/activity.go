@@ -23,8 +23,8 @@ import (
 )
 
 // DefaultHeartbeat is how often an attempt reports that its worker is
-// alive, unless [WithHeartbeat] says otherwise; the workflow gives its
-// attempts a heartbeat timeout of three times that.
+// alive, unless [WithHeartbeat] says otherwise, or a third of the
+// attempt's heartbeat timeout ([Input].HeartbeatTimeout) is shorter.
 const DefaultHeartbeat = 5 * time.Second
 
 // abandonGrace is how long an attempt waits, once its timeout is over,
@@ -75,8 +75,9 @@ func WithJudge(j runner.Judge) Option {
 	return func(a *Activities) { a.judge, a.custom = j, j != nil }
 }
 
-// WithHeartbeat sets how often a running attempt heartbeats; 0 or less
-// keeps [DefaultHeartbeat].
+// WithHeartbeat sets how often a running attempt or repair heartbeats
+// (at most a third of its heartbeat timeout); 0 or less keeps
+// [DefaultHeartbeat].
 func WithHeartbeat(d time.Duration) Option {
 	return func(a *Activities) {
 		if d > 0 {
@@ -290,7 +291,7 @@ func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest
 		}()
 		e.res, e.err = ag.Run(actx, in.Request)
 	}()
-	tick := time.NewTicker(a.heartbeat)
+	tick := time.NewTicker(a.interval(ctx))
 	defer tick.Stop()
 	var grace <-chan time.Time
 	for {
@@ -309,6 +310,42 @@ func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest
 				grace = t.C
 			}
 		}
+	}
+}
+
+// interval is how often the activity of ctx heartbeats: the worker's
+// heartbeat, or a third of the activity's heartbeat timeout when that is
+// shorter, so that a heartbeat or two may be late, or dropped by the
+// SDK's throttling, without the activity being deemed lost.
+func (a *Activities) interval(ctx context.Context) time.Duration {
+	d := a.heartbeat
+	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+		d = min(d, hb/3)
+	}
+	return d
+}
+
+// beat heartbeats the activity of ctx every interval until stop is
+// called.
+func (a *Activities) beat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(a.interval(ctx))
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }
 

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dagent-dev/dagent/critic"
@@ -43,8 +44,10 @@ type RepairReply struct {
 
 // Repair asks the worker's planner, on the worker's LLM and catalog, for
 // a repair plan, and has the critic review it; the workflow checks the
-// plan again against the catalog it runs on, and applies the gate. A planner that fails is a
-// reply with a Failure, not an error of the activity.
+// plan again against the catalog it runs on, and applies the gate. A
+// planner that fails, or overruns its time (the activity's less a
+// grace), is a reply with a Failure, not an error of the activity. It
+// heartbeats while the planner works.
 func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply, error) {
 	if a.llm == nil {
 		return RepairReply{Failure: failureOf(fmt.Errorf("planner: %w", ErrNoLLM), false)}, nil
@@ -63,11 +66,20 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 	if in.LLM.Model != "" {
 		opts = append(opts, metaplanner.WithModel(in.LLM.Model))
 	}
-	rep, err := metaplanner.New(meter, opts...).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
+	// The planner's own deadline comes before the activity's, so that a
+	// planner that overruns comes back as a reply the executor's rules
+	// decide on, not as a timeout of the activity made again.
+	pctx, cancel := context.WithTimeout(ctx, repairTimeout-repairGrace)
+	defer cancel()
+	stop := a.beat(ctx)
+	rep, err := metaplanner.New(meter, opts...).Repair(pctx, in.Mission, in.Completed, in.Failure, in.History)
+	stop()
 	out := RepairReply{Usage: meter.Usage(), Calls: meter.Calls()}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return RepairReply{}, fmt.Errorf("the repair was cut short on this worker: %w", context.Cause(ctx))
 	case err != nil:
-		out.Failure = failureOf(err, false)
+		out.Failure = failureOf(err, errors.Is(pctx.Err(), context.DeadlineExceeded))
 		return out, nil
 	case rep == nil:
 		return out, nil

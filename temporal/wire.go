@@ -65,8 +65,9 @@ type Input struct {
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
 	// HeartbeatTimeout is how long an attempt's worker may go without a
 	// heartbeat before the attempt is deemed lost with it and made again
-	// on another worker; 0 is [DefaultHeartbeatTimeout]. It must exceed
-	// the workers' heartbeat interval ([WithHeartbeat]).
+	// on another worker; 0 is [DefaultHeartbeatTimeout]. An attempt
+	// heartbeats every third of it when the workers' interval
+	// ([WithHeartbeat]) is longer.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	// EndWaiting ends the workflow when the run waits for reviews, with
 	// its waiting result, as dagent run does; a new run given the
