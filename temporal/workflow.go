@@ -388,8 +388,14 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 		OnHalt: func() { halted = true },
 	}
 	c, err := runner.NewCore(d, cfg)
-	if err != nil {
+	switch {
+	case err != nil && f.core == nil:
 		return nil, invalid("%v", err)
+	case err != nil:
+		// A later pass, after reviews or a repair, that cannot start is
+		// no bad input: the run had started.
+		err = fmt.Errorf("the run could not go on: %w", err)
+		return nil, sdk.NewNonRetryableApplicationError(err.Error(), "RunError", err)
 	}
 	f.core, f.live = c, map[string]attempt{}
 	f.observe(runner.Event{Kind: runner.EventRunStarted, Time: workflow.Now(ctx), RunID: id})

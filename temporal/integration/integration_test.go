@@ -331,6 +331,29 @@ func TestCancelEndsTheRun(t *testing.T) {
 	assert.NotEqual(t, "done", res.Tasks["long"].Status)
 	again()
 	assert.Len(t, executions(t, log), 2, "a run id that ended does not start again")
+
+	code, stdout, stderr = dagentTemporal(t, "cancel", runID)
+	assert.Equal(t, 1, code, "an ended run is not cancelled: %s%s", stdout, stderr)
+	assert.Contains(t, stderr, "run "+runID+" has ended already (completed): nothing to cancel")
+}
+
+// TestTerminatedRunExitsFailed: a run terminated on the cluster ended
+// without a result; show says so and exits 1, as for a failed run, not 2.
+func TestTerminatedRunExitsFailed(t *testing.T) {
+	setup(t)
+	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
+	startWorker(t, q, "DAGENT_IT_LOG="+log)
+	p := planDoc{Tasks: []task{{ID: "long", Agent: "slow"}}}
+	runID := "it-terminate-" + time.Now().Format("150405.000")
+	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+	require.Equal(t, 0, code, stderr)
+	waitFor(t, 30*time.Second, "the task to start", func() bool { return len(executions(t, log)) == 1 })
+	require.NoError(t, env.srv.Client().TerminateWorkflow(context.Background(), runID, "", "by the test"))
+	code, stdout, stderr := dagentTemporal(t, "show", runID)
+	assert.Equal(t, 1, code, "%s%s", stdout, stderr)
+	assert.Contains(t, stderr, "run "+runID+" ended without a result")
+	assert.Contains(t, stderr, "terminated")
+	assert.NotContains(t, stderr, "did not start")
 }
 
 // TestPlanTheWorkersCannotRun: a plan naming a worker the workers'

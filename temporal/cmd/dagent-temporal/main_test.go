@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/prose"
@@ -179,4 +181,29 @@ func TestStopTimeout(t *testing.T) {
 	code, _, stderr := cli(t, "worker", "--task-queue", "q", "--stop-timeout", "-1s")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--stop-timeout")
+}
+
+// A run that ended without a result exits 1; only a run refused before
+// it started "did not start"; an error of the client is the command's.
+func TestRunFailedExits(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		code int
+		msg  string
+	}{
+		{"invalid input", sdktemporal.NewNonRetryableApplicationError("bad plan", invalidInput, nil), exitFailed, "run r did not start: bad plan"},
+		{"failed after it started", sdktemporal.NewNonRetryableApplicationError("the run could not go on", "RunError", nil), exitFailed, "run r ended without a result: the run could not go on"},
+		{"timed out", sdktemporal.NewTimeoutError(enums.TIMEOUT_TYPE_START_TO_CLOSE, nil), exitFailed, "run r ended without a result"},
+		{"no such run", errors.New("workflow not found"), exitUsage, "run r: workflow not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			cmd := newRoot(&bytes.Buffer{}, &stderr)
+			err := runFailed(cmd, "r", tt.err)
+			assert.Equal(t, tt.code, exitOf(err, &stderr))
+			assert.Contains(t, stderr.String(), tt.msg)
+		})
+	}
 }
