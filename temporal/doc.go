@@ -30,9 +30,10 @@
 // (its class, text, report); the workflow rebuilds it as a [RemoteError],
 // which [runner.Classify] classifies as the original, so the failure table
 // decides alike in both places. Temporal retries an activity only when its
-// worker was lost (a heartbeat or start-to-close timeout), on another
-// worker with the same request and idempotency key, at most
-// [MaxActivityAttempts] times; dagent's own retries are the task's policy.
+// worker was lost (a heartbeat or start-to-close timeout) or stopped
+// before the attempt ended, on another worker with the same request and
+// idempotency key, at most [MaxActivityAttempts] times; dagent's own
+// retries are the task's policy.
 // Backoffs are durable timers, cut short by a halt.
 //
 // # Reviews, queries, cancellation
