@@ -23,8 +23,8 @@ import (
 )
 
 // DefaultHeartbeat is how often an attempt reports that its worker is
-// alive, unless [WithHeartbeat] says otherwise; the workflow gives its
-// attempts a heartbeat timeout of three times that.
+// alive, unless [WithHeartbeat] says otherwise, or a third of the
+// attempt's heartbeat timeout ([Input].HeartbeatTimeout) is shorter.
 const DefaultHeartbeat = 5 * time.Second
 
 // abandonGrace is how long an attempt waits, once its timeout is over,
@@ -75,8 +75,9 @@ func WithJudge(j runner.Judge) Option {
 	return func(a *Activities) { a.judge, a.custom = j, j != nil }
 }
 
-// WithHeartbeat sets how often a running attempt heartbeats; 0 or less
-// keeps [DefaultHeartbeat].
+// WithHeartbeat sets how often a running attempt or repair heartbeats
+// (at most a third of its heartbeat timeout); 0 or less keeps
+// [DefaultHeartbeat].
 func WithHeartbeat(d time.Duration) Option {
 	return func(a *Activities) {
 		if d > 0 {
@@ -201,47 +202,70 @@ type AttemptReply struct {
 // preconditions, calls the agent under the attempt's timeout while
 // heartbeating, normalises its output and checks it against the worker's
 // declared outputs. An LLM agent's calls are metered by the request's
-// Budget.
+// Budget. An output above [MaxOutputBytes] is invalid output: it would
+// not fit in the activity's result. An attempt cut short by its worker's
+// stop or the run's cancellation is an error of the activity, not a
+// failure of the agent, so that Temporal makes it again elsewhere (or
+// reports it cancelled).
 func (a *Activities) Attempt(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
 	var c llm.Client = a.llm
 	m := in.Budget.meter(a.llm)
 	if m != nil {
 		c = m
 	}
-	out := a.attempt(ctx, in, c)
+	out, err := a.attempt(ctx, in, c)
+	if err != nil {
+		return AttemptReply{}, err
+	}
 	out.Spent = in.Budget.spent(m, nil)
 	return out, nil
 }
 
 // attempt is [Activities.Attempt], a plan's LLM agent running on c.
-func (a *Activities) attempt(ctx context.Context, in AttemptRequest, c llm.Client) AttemptReply {
+func (a *Activities) attempt(ctx context.Context, in AttemptRequest, c llm.Client) (AttemptReply, error) {
 	ag, w, err := a.resolve(in, c)
 	if err != nil {
-		return failed(agent.Usage{}, err, false)
+		return failed(agent.Usage{}, err, false), nil
 	}
 	if w != nil && len(w.Preconditions) > 0 {
 		if err := w.Check(ctx, in.Request); err != nil {
-			return failed(agent.Usage{}, err, false)
+			return failed(agent.Usage{}, err, false), nil
 		}
 	}
 	res, err, timedOut := a.call(ctx, ag, in)
+	if err != nil && ctx.Err() != nil {
+		return AttemptReply{}, cut(ctx)
+	}
 	if err != nil {
-		return failed(res.Usage, err, timedOut)
+		return failed(res.Usage, err, timedOut), nil
 	}
 	out, err := jsonv.Normalize(res.Output)
 	if err != nil {
-		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false)
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
 	}
 	if w != nil {
 		if err := w.CheckOutput(out); err != nil {
-			return failed(res.Usage, err, false)
+			return failed(res.Usage, err, false), nil
 		}
 	}
 	raw, err := jsonv.Marshal(out)
-	if err != nil {
-		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false)
+	if err == nil {
+		err = outputBound(raw)
 	}
-	return AttemptReply{Output: raw, Usage: res.Usage}
+	if err != nil {
+		return failed(res.Usage, fmt.Errorf("%w: %w", agent.ErrInvalidOutput, err), false), nil
+	}
+	return AttemptReply{Output: raw, Usage: res.Usage}, nil
+}
+
+// cut is the error of an activity whose own context ended before its
+// agent did, which is no failure of the agent: a worker that stops
+// (Temporal makes the attempt again on another worker, with the same
+// request), a run that cancelled it (the cause is Temporal's
+// cancellation, and the activity is reported cancelled), or the
+// activity's own timeout, which the server has seen already.
+func cut(ctx context.Context) error {
+	return fmt.Errorf("the attempt was cut short on this worker: %w", context.Cause(ctx))
 }
 
 // resolve finds the agent of the attempt; a plan's LLM agent runs on c.
@@ -294,7 +318,7 @@ func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest
 		}()
 		e.res, e.err = ag.Run(actx, in.Request)
 	}()
-	tick := time.NewTicker(a.heartbeat)
+	tick := time.NewTicker(a.interval(ctx))
 	defer tick.Stop()
 	var grace <-chan time.Time
 	for {
@@ -313,6 +337,42 @@ func (a *Activities) call(ctx context.Context, ag agent.Agent, in AttemptRequest
 				grace = t.C
 			}
 		}
+	}
+}
+
+// interval is how often the activity of ctx heartbeats: the worker's
+// heartbeat, or a third of the activity's heartbeat timeout when that is
+// shorter, so that a heartbeat or two may be late, or dropped by the
+// SDK's throttling, without the activity being deemed lost.
+func (a *Activities) interval(ctx context.Context) time.Duration {
+	d := a.heartbeat
+	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {
+		d = min(d, hb/3)
+	}
+	return d
+}
+
+// beat heartbeats the activity of ctx every interval until stop is
+// called.
+func (a *Activities) beat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(a.interval(ctx))
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }
 

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
@@ -195,4 +199,70 @@ type judgeFunc func(context.Context, runner.JudgeRequest) (runner.Verdict, error
 
 func (f judgeFunc) Judge(ctx context.Context, req runner.JudgeRequest) (runner.Verdict, error) {
 	return f(ctx, req)
+}
+
+// An attempt whose activity is cut short — its worker stops — is an
+// error of the activity, which Temporal makes again elsewhere, not a
+// failure of the agent that the task's policy would count.
+func TestAttemptCutShortIsAnActivityError(t *testing.T) {
+	a := NewActivities(testRegistry(t), WithHeartbeat(10*time.Millisecond))
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context, in AttemptRequest) (AttemptReply, error) {
+		ctx, stop := context.WithCancel(ctx)
+		time.AfterFunc(30*time.Millisecond, stop)
+		return a.Attempt(ctx, in)
+	}, activity.RegisterOptions{Name: ActivityAttempt})
+	_, err := env.ExecuteActivity(ActivityAttempt, AttemptRequest{
+		Request: agent.Request{RunID: "r", TaskID: "t", Agent: "sleeper", Attempt: 1}, Timeout: time.Minute})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the attempt was cut short on this worker")
+}
+
+// A repair heartbeats while its planner works, and the planner's deadline
+// comes before the activity's, so that an overrun is a reply.
+func TestRepairHeartbeatsAndEndsBeforeItsActivity(t *testing.T) {
+	var deadline time.Time
+	model := llm.ClientFunc(func(ctx context.Context, _ llm.Request) (llm.Response, error) {
+		deadline, _ = ctx.Deadline()
+		time.Sleep(100 * time.Millisecond)
+		return llm.Response{}, context.DeadlineExceeded
+	})
+	env := quietSuite().NewTestActivityEnvironment()
+	var beats atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	NewActivities(testRegistry(t), WithLLM(model), WithHeartbeat(10*time.Millisecond)).Register(env)
+	start := time.Now()
+	v, err := env.ExecuteActivity(ActivityRepair, RepairRequest{Mission: "ship",
+		Failure: executor.Failure{TaskID: "b", Class: "agent_error", Diagnosis: "broken"}})
+	require.NoError(t, err)
+	var r RepairReply
+	require.NoError(t, v.Get(&r))
+	require.NotNil(t, r.Failure, "the planner's error is a reply")
+	// The SDK throttles heartbeats to one a window; one tells that it
+	// heartbeats.
+	assert.Positive(t, beats.Load(), "it heartbeats while the planner works")
+	require.False(t, deadline.IsZero())
+	assert.WithinDuration(t, start.Add(repairTimeout-repairGrace), deadline, 5*time.Second)
+}
+
+// An attempt heartbeats at least three times per heartbeat timeout,
+// however seldom its worker's heartbeat is set: a run's short heartbeat
+// timeout does not have its attempts deemed lost while they work.
+func TestAttemptHeartbeatsWithinItsTimeout(t *testing.T) {
+	var calls atomic.Int32
+	slow := agent.Func(func(ctx context.Context, _ agent.Request) (agent.Result, error) {
+		calls.Add(1)
+		select {
+		case <-time.After(1500 * time.Millisecond):
+			return agent.Result{Output: "done"}, nil
+		case <-ctx.Done():
+			return agent.Result{}, ctx.Err()
+		}
+	})
+	e := env(t, workers(t, map[string]agent.Agent{"slow": slow}), WithHeartbeat(time.Hour))
+	p := mustPlan(t, `{"tasks": [{"id": "a", "agent": "slow", "input": "x"}]}`)
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "beats", Spec: durable.Spec{Plan: p}, HeartbeatTimeout: 600 * time.Millisecond})
+	o := outcome(t, e)
+	assert.Equal(t, runner.StatusCompleted, o.Run.Status)
+	assert.Equal(t, int32(1), calls.Load(), "the attempt was never deemed lost")
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	sdk "go.temporal.io/sdk/temporal"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/runner"
@@ -59,15 +60,31 @@ func Tasks(ctx context.Context, c client.Client, runID string) (*Snapshot, error
 	return &s, nil
 }
 
-// Decide sends the decision d on the human_review task taskID of the run
-// runID ([SignalReview]). The workflow keeps the first decision on a task
-// and ignores a decision on a task that is not a review of its plan.
+// ErrReview is matched by the error of [Decide] when the run refused the
+// decision: its task is not a task of the run's current plan, not a
+// human_review, or decided already. The error says which.
+var ErrReview = errors.New("decision refused")
+
+// Decide gives the decision d on the human_review task taskID of the run
+// runID ([UpdateReview]) and returns once the run holds it. A decision on
+// a review the run has not reached yet is kept for it; the first decision
+// on a task stands.
 func Decide(ctx context.Context, c client.Client, runID, taskID string, d runner.Decision) error {
 	r, err := NewReview(taskID, d)
 	if err != nil {
 		return err
 	}
-	return c.SignalWorkflow(ctx, runID, "", SignalReview, r)
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: runID, UpdateName: UpdateReview, Args: []any{r},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if ae, ok := errors.AsType[*sdk.ApplicationError](err); ok {
+		return fmt.Errorf("%w: %s", ErrReview, ae.Message())
+	}
+	return err
 }
 
 // Cancel asks the run runID to stop: its running attempts are cancelled,

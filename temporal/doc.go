@@ -32,9 +32,10 @@
 // (its class, text, report); the workflow rebuilds it as a [RemoteError],
 // which [runner.Classify] classifies as the original, so the failure table
 // decides alike in both places. Temporal retries an activity only when its
-// worker was lost (a heartbeat or start-to-close timeout), on another
-// worker with the same request and idempotency key, at most
-// [MaxActivityAttempts] times; dagent's own retries are the task's policy.
+// worker was lost (a heartbeat or start-to-close timeout) or stopped
+// before the attempt ended, on another worker with the same request and
+// idempotency key, at most [MaxActivityAttempts] times; dagent's own
+// retries are the task's policy.
 // Backoffs are durable timers, cut short by a halt.
 //
 // The spec's LLM budget holds as in process: the workflow sums what each
@@ -47,9 +48,12 @@
 // # Reviews, queries, cancellation
 //
 // A run that reaches a human_review task ends its pass waiting; the
-// workflow then waits for a [SignalReview] decision on every pending
-// review ([Decide]) and goes on, as dagent resume does, with the outputs
-// so far and the decisions. [QueryTasks] answers a [Snapshot] of the
+// workflow then waits for a decision on every pending review and goes
+// on, as dagent resume does, with the outputs so far and the decisions.
+// A decision is an [UpdateReview] ([Decide]): the run refuses, to its
+// sender, one on a task that is not a human_review of its current plan or
+// that is decided already, and never fails for it; one on a review not
+// reached yet is kept for it. [QueryTasks] answers a [Snapshot] of the
 // tasks ([Tasks]). A cancelled workflow ([Cancel]) ends its run failed,
 // every finished task kept, and completes with that result.
 //

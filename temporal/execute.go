@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	sdk "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -14,8 +15,16 @@ import (
 )
 
 // repairTimeout bounds one repair activity: the planner's calls and its
-// corrections.
-const repairTimeout = 10 * time.Minute
+// corrections, which end repairGrace before it so that the activity
+// reports an overrun. A repair's worker that sends no heartbeat for
+// repairHeartbeat is deemed lost, and the repair made again on another
+// worker, at most repairAttempts times in all.
+const (
+	repairTimeout   = 10 * time.Minute
+	repairGrace     = 30 * time.Second
+	repairHeartbeat = 30 * time.Second
+	repairAttempts  = 3
+)
 
 // noReplanner stands for the planner in the [executor.Replanning] of the
 // workflow, which never calls it: the workflow asks the planner through
@@ -141,7 +150,10 @@ func (f *flow) repair(ctx workflow.Context, rp *executor.Replanning, failure exe
 		Mission: f.mission(), Completed: rp.Completed(), Failure: failure, History: rp.Result().History,
 		LLM: f.in.Spec.LLM, Budget: f.allowance(),
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: repairTimeout})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: repairTimeout, HeartbeatTimeout: repairHeartbeat,
+		RetryPolicy: &sdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: repairAttempts},
+	})
 	var out RepairReply
 	if err := workflow.ExecuteActivity(actx, ActivityRepair, in).Get(ctx, &out); err != nil {
 		return RepairReply{}, nil, fmt.Errorf("repair: %w", err)

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dagent-dev/dagent/critic"
@@ -44,8 +45,10 @@ type RepairReply struct {
 
 // Repair asks the worker's planner, on the worker's LLM and catalog, for
 // a repair plan, and has the critic review it; the workflow checks the
-// plan again against the catalog it runs on, and applies the gate. A planner that fails is a
-// reply with a Failure, not an error of the activity.
+// plan again against the catalog it runs on, and applies the gate. A
+// planner that fails, or overruns its time (the activity's less a
+// grace), is a reply with a Failure, not an error of the activity. It
+// heartbeats while the planner works.
 func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply, error) {
 	if a.llm == nil {
 		return RepairReply{Failure: failureOf(fmt.Errorf("planner: %w", ErrNoLLM), false)}, nil
@@ -54,12 +57,21 @@ func (a *Activities) Repair(ctx context.Context, in RepairRequest) (RepairReply,
 	if meter == nil {
 		in.Budget, meter = &Allowance{}, llm.NewMeter(a.llm, llm.Budget{})
 	}
-	rep, err := a.planner(meter, in.LLM).Repair(ctx, in.Mission, in.Completed, in.Failure, in.History)
+	// The planner's own deadline comes before the activity's, so that a
+	// planner that overruns comes back as a reply the executor's rules
+	// decide on, not as a timeout of the activity made again.
+	pctx, cancel := context.WithTimeout(ctx, repairTimeout-repairGrace)
+	defer cancel()
+	stop := a.beat(ctx)
+	rep, err := a.planner(meter, in.LLM).Repair(pctx, in.Mission, in.Completed, in.Failure, in.History)
+	stop()
 	spent := in.Budget.spent(meter, nil)
 	out := RepairReply{Usage: spent.Usage, Calls: spent.Calls}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return RepairReply{}, fmt.Errorf("the repair was cut short on this worker: %w", context.Cause(ctx))
 	case err != nil:
-		out.Failure = failureOf(err, false)
+		out.Failure = failureOf(err, errors.Is(pctx.Err(), context.DeadlineExceeded))
 		return out, nil
 	case rep == nil:
 		return out, nil

@@ -36,8 +36,9 @@ import (
 // The recorded histories of the workflow, which today's workflow must
 // replay: a change that breaks them breaks the runs under way on a
 // cluster (guard it with workflow.GetVersion, and record new histories
-// beside these).
-var histories = []string{"testdata/run_history.json", "testdata/replan_history.json", "testdata/mission_history.json", "testdata/rounds_history.json"}
+// beside these). TestRecordHistories writes all but the last, a run
+// whose review was decided by the signal, as older clients send it.
+var histories = []string{"testdata/run_history.json", "testdata/replan_history.json", "testdata/mission_history.json", "testdata/rounds_history.json", "testdata/run_history_signal.json"}
 
 // record makes TestRecordHistories run the recorded runs on a dev server
 // and write their histories:
@@ -102,10 +103,10 @@ func fileExists(p string) bool {
 }
 
 // TestRecordHistories runs, on a dev server, a plan that retries, verifies
-// and waits for a review approved by a signal, a plan whose tail a
-// scripted planner repairs, a mission the planner plans whose budget
-// refuses a task, and a mission in rounds halted by its budget; with
-// -record it writes their histories.
+// and waits for a review approved by an update ([Decide]), a plan whose
+// tail a scripted planner repairs, a mission the planner plans whose
+// budget refuses a task, and a mission in rounds halted by its budget;
+// with -record it writes their histories.
 func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to record the histories")

@@ -15,7 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/runner"
 )
 
-// Names of the workflow, its signal and query, and its activities. A
+// Names of the workflow, its signal, update and query, and its activities. A
 // worker registers them under these names ([RegisterWorkflow],
 // [Activities.Register]); a client reaches them by these names alone, so
 // that it needs no worker code.
@@ -25,6 +25,11 @@ const (
 	// SignalReview carries a [Review]: a person's decision on a
 	// human_review task.
 	SignalReview = "review"
+	// UpdateReview carries a [Review] as an update, whose sender learns
+	// whether the run took it: a decision on a task that is not a
+	// human_review of the run's current plan, or on one decided already,
+	// is refused ([Decide]). [SignalReview] drops such a decision.
+	UpdateReview = "decide"
 	// QueryTasks answers a [Snapshot] of the run.
 	QueryTasks = "tasks"
 
@@ -63,23 +68,25 @@ type Input struct {
 	// NoRetry names failure classes never retried
 	// ([runner.WithoutRetryOn]).
 	NoRetry []runner.Class `json:"no_retry,omitempty"`
-	// MaxRequestBytes bounds a request's size: 0 is the runner's
-	// default, below 0 none ([runner.WithMaxRequestBytes]).
+	// MaxRequestBytes bounds a request's size
+	// ([runner.WithMaxRequestBytes]); on Temporal it is at most
+	// [MaxOutputBytes], which 0 and values below 0 stand for.
 	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
 	// HeartbeatTimeout is how long an attempt's worker may go without a
 	// heartbeat before the attempt is deemed lost with it and made again
-	// on another worker; 0 is [DefaultHeartbeatTimeout]. It must exceed
-	// the workers' heartbeat interval ([WithHeartbeat]).
+	// on another worker; 0 is [DefaultHeartbeatTimeout]. An attempt
+	// heartbeats every third of it when the workers' interval
+	// ([WithHeartbeat]) is longer.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
 	// EndWaiting ends the workflow when the run waits for reviews, with
 	// its waiting result, as dagent run does; a new run given the
 	// decisions (Reviews) and the results so far (Initial) goes on. By
-	// default the workflow waits for the decisions ([SignalReview]).
+	// default the workflow waits for the decisions ([UpdateReview]).
 	EndWaiting bool `json:"end_waiting,omitempty"`
 }
 
-// Review is the payload of [SignalReview]: the decision on the
-// human_review task TaskID.
+// Review is the payload of [UpdateReview] and [SignalReview]: the
+// decision on the human_review task TaskID.
 type Review struct {
 	TaskID   string `json:"task_id"`
 	Approved bool   `json:"approved"`

@@ -79,16 +79,22 @@ func Register(r worker.Registry, a *Activities) {
 // process, with the same decisions ([runner.Core]): each attempt and
 // judgement is an activity, predicates, schemas and the failure table are
 // evaluated here, backoffs are durable timers. A run that ends waiting for
-// reviews waits for their [SignalReview] decisions, then goes on as
+// reviews waits for their [UpdateReview] decisions, then goes on as
 // dagent resume does. A cancelled workflow ends its run failed, every
-// finished task kept, and returns that result. The error is an input that
-// cannot run (matching [ErrInvalidInput]) or the loss of the catalog.
+// finished task kept, and returns that result. A result whose JSON form
+// would exceed [PayloadLimit] has its largest outputs replaced by a note
+// saying so. The error is an input that cannot run (matching
+// [ErrInvalidInput]), the loss of the catalog, or a result too large
+// even so.
 func (w *Workflow) Run(ctx workflow.Context, in Input) (*Outcome, error) {
 	r, err := w.start(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	out, err := r.loop(ctx)
+	if err == nil {
+		out, err = fit(out)
+	}
 	if w.finished != nil && out != nil {
 		w.finished(out.Run)
 	}
@@ -101,7 +107,8 @@ type flow struct {
 	in      Input
 	cat     *Catalog
 	initial map[string]any
-	// decisions are the reviews' decisions, by task id: the first of each.
+	// decisions are the reviews' decisions, by task id: one each, as
+	// checkReview lets in.
 	decisions map[string]runner.Decision
 	core      *runner.Core
 	plan      *plan.Plan
@@ -150,13 +157,31 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 		f.initial = m
 	}
 	for _, rv := range in.Reviews {
-		d, err := rv.Decision()
+		d, err := f.checkReview(rv)
 		if err != nil {
 			return nil, invalid("%v", err)
 		}
-		f.decide(rv.TaskID, d)
+		f.decisions[rv.TaskID] = d
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryTasks, f.snapshot); err != nil {
+		return nil, err
+	}
+	// A decision comes as an update, whose validator refuses a bad one
+	// to its sender before it reaches the history; the signal is kept
+	// for senders of older versions, and drops a bad decision with a
+	// warning: a decision the plan cannot take must never end the run.
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateReview, func(_ workflow.Context, rv Review) error {
+		d, err := f.checkReview(rv)
+		if err != nil {
+			return err
+		}
+		f.decisions[rv.TaskID] = d
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, rv Review) error {
+		_, err := f.checkReview(rv)
+		return err
+	}})
+	if err != nil {
 		return nil, err
 	}
 	reviews := workflow.GetSignalChannel(ctx, SignalReview)
@@ -166,9 +191,12 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 			if !reviews.Receive(ctx, &rv) {
 				return
 			}
-			if d, err := rv.Decision(); err == nil {
-				f.decide(rv.TaskID, d)
+			d, err := f.checkReview(rv)
+			if err != nil {
+				workflow.GetLogger(ctx).Warn("review signal dropped", "task", rv.TaskID, "error", err)
+				continue
 			}
+			f.decisions[rv.TaskID] = d
 		}
 	})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -178,11 +206,34 @@ func (w *Workflow) start(ctx workflow.Context, in Input) (*flow, error) {
 	return f, nil
 }
 
-// decide keeps the first decision on task id.
-func (f *flow) decide(id string, d runner.Decision) {
-	if _, ok := f.decisions[id]; !ok {
-		f.decisions[id] = d
+// checkReview is the decision of rv when the current plan version can
+// take it: rv names a human_review task of the plan, reached or not yet,
+// that has no decision yet. Otherwise it is an error naming the task.
+func (f *flow) checkReview(rv Review) (runner.Decision, error) {
+	i := slices.IndexFunc(f.plan.Tasks, func(t plan.Task) bool { return t.ID == rv.TaskID })
+	switch {
+	case i < 0:
+		return runner.Decision{}, fmt.Errorf("review of %q: the run's plan has no such task", rv.TaskID)
+	case f.plan.Tasks[i].Type != plan.TypeHumanReview:
+		return runner.Decision{}, fmt.Errorf("review of %q: the task is not a human_review (its type is %s)", rv.TaskID, f.plan.Tasks[i].Type)
 	}
+	if _, ok := f.decisions[rv.TaskID]; ok {
+		return runner.Decision{}, fmt.Errorf("review of %q: the task is decided already; the first decision stands", rv.TaskID)
+	}
+	return rv.Decision()
+}
+
+// reviews are the decisions the run of d takes: those on its
+// human_review tasks. A decision on a task a repair plan left out, or
+// made another type, stays for a later version that has it again.
+func (f *flow) reviews(d *plan.DAG) map[string]runner.Decision {
+	out := map[string]runner.Decision{}
+	for id, dec := range f.decisions {
+		if i, ok := d.Index(id); ok && d.Task(i).Type == plan.TypeHumanReview {
+			out[id] = dec
+		}
+	}
+	return out
 }
 
 // snapshot answers [QueryTasks].
@@ -332,9 +383,9 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 	cfg := runner.CoreConfig{
 		RunID: id, Started: f.started,
 		Schedule: spec.Runner.Schedule, Concurrency: concurrency, TaskTimeout: timeout,
-		Workers: workers, MaxRequestBytes: f.in.MaxRequestBytes,
+		Workers: workers, MaxRequestBytes: requestBound(f.in.MaxRequestBytes),
 		Backoff: backoff, NoRetry: append(slices.Clone(f.in.NoRetry), f.noRetry...), Judge: spec.Judge != nil,
-		Initial: initial, Reviews: maps.Clone(f.decisions),
+		Initial: initial, Reviews: f.reviews(d),
 		Predicates: verify.NewSet(verify.WithTimeout(0)),
 		Observe:    f.observe,
 		Cancelled: func() error {
@@ -349,8 +400,14 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 		OnHalt: func() { halted = true },
 	}
 	c, err := runner.NewCore(d, cfg)
-	if err != nil {
+	switch {
+	case err != nil && f.core == nil:
 		return nil, invalid("%v", err)
+	case err != nil:
+		// A later pass, after reviews or a repair, that cannot start is
+		// no bad input: the run had started.
+		err = fmt.Errorf("the run could not go on: %w", err)
+		return nil, sdk.NewNonRetryableApplicationError(err.Error(), "RunError", err)
 	}
 	f.core, f.live = c, map[string]attempt{}
 	f.observe(runner.Event{Kind: runner.EventRunStarted, Time: workflow.Now(ctx), RunID: id})

@@ -1,11 +1,13 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,7 +147,8 @@ func TestThousandTasksOnTwoWorkers(t *testing.T) {
 // TestWorkerKilledMidRun: one of two workers is killed with SIGKILL while
 // tasks run on it; Temporal gives its attempts to the other worker once
 // their heartbeats stop, and the run completes with no result lost and no
-// finished task run again.
+// finished task run again. At least one attempt was in flight on the
+// killed worker and ran again.
 func TestWorkerKilledMidRun(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
@@ -155,7 +158,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	p := fanPlan(4, 99)
 	runID := "it-kill-" + time.Now().Format("150405.000")
 	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID, "--concurrency", "100",
-		"--heartbeat-timeout", "2s") // the workers heartbeat every 300ms
+		"--heartbeat-timeout", "5s") // the workers heartbeat every 300ms
 	require.Equal(t, 0, code, stderr)
 
 	waitFor(t, time.Minute, "150 tasks to start", func() bool { return len(executions(t, log)) >= 150 })
@@ -183,6 +186,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		assert.Less(t, first, atKill, "%s had started when the worker was killed", key)
 	}
 	t.Logf("%d attempts in flight on the killed worker ran again on the other", again)
+	assert.Positive(t, again, "the killed worker had attempts in flight, which ran again: else the test proves nothing")
 }
 
 func indexOf(all []execution, e execution) int {
@@ -195,8 +199,9 @@ func indexOf(all []execution, e execution) int {
 }
 
 // TestReviewApprovedFromTheCLI: a run waits for a human review; start
-// --wait exits 3, show reports the review, approve from the command sends
-// the decision, and the run completes with the approved output.
+// --wait exits 3, show reports the review, approve refuses a task that is
+// no review of the plan, approve from the command sends the decision, and
+// the run completes with the approved output.
 func TestReviewApprovedFromTheCLI(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
@@ -224,9 +229,21 @@ func TestReviewApprovedFromTheCLI(t *testing.T) {
 	require.Len(t, doc.PendingReviews, 1)
 	assert.Equal(t, "review", doc.PendingReviews[0].TaskID)
 
+	// A decision the plan cannot take is refused, and the run goes on.
+	for task, want := range map[string]string{"nosuch": `review of "nosuch": the run's plan has no such task`,
+		"draft": `review of "draft": the task is not a human_review`} {
+		code, stdout, stderr = dagentTemporal(t, "approve", runID, task)
+		assert.Equal(t, 2, code, "approve %s: %s%s", task, stdout, stderr)
+		assert.Contains(t, stderr, want)
+		assert.Empty(t, stdout)
+	}
+
 	code, stdout, stderr = dagentTemporal(t, "approve", runID, "review", "--output", `{"publish": true}`, "--comment", "fine")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "run "+runID+": review review approved\n", stdout)
+	code, _, stderr = dagentTemporal(t, "reject", runID, "review")
+	assert.NotEqual(t, 0, code, "a decided review is refused or the run has ended")
+	assert.NotEmpty(t, stderr)
 
 	waitClosed(t, runID, time.Minute)
 	code, stdout, stderr = dagentTemporal(t, "show", runID, "--format", "json")
@@ -316,6 +333,29 @@ func TestCancelEndsTheRun(t *testing.T) {
 	assert.NotEqual(t, "done", res.Tasks["long"].Status)
 	again()
 	assert.Len(t, executions(t, log), 2, "a run id that ended does not start again")
+
+	code, stdout, stderr = dagentTemporal(t, "cancel", runID)
+	assert.Equal(t, 1, code, "an ended run is not cancelled: %s%s", stdout, stderr)
+	assert.Contains(t, stderr, "run "+runID+" has ended already (completed): nothing to cancel")
+}
+
+// TestTerminatedRunExitsFailed: a run terminated on the cluster ended
+// without a result; show says so and exits 1, as for a failed run, not 2.
+func TestTerminatedRunExitsFailed(t *testing.T) {
+	setup(t)
+	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
+	startWorker(t, q, "DAGENT_IT_LOG="+log)
+	p := planDoc{Tasks: []task{{ID: "long", Agent: "slow"}}}
+	runID := "it-terminate-" + time.Now().Format("150405.000")
+	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+	require.Equal(t, 0, code, stderr)
+	waitFor(t, 30*time.Second, "the task to start", func() bool { return len(executions(t, log)) == 1 })
+	require.NoError(t, env.srv.Client().TerminateWorkflow(context.Background(), runID, "", "by the test"))
+	code, stdout, stderr := dagentTemporal(t, "show", runID)
+	assert.Equal(t, 1, code, "%s%s", stdout, stderr)
+	assert.Contains(t, stderr, "run "+runID+" ended without a result")
+	assert.Contains(t, stderr, "terminated")
+	assert.NotContains(t, stderr, "did not start")
 }
 
 // TestPlanTheWorkersCannotRun: a plan naming a worker the workers'
@@ -363,4 +403,68 @@ func TestReviewRejectedFromTheCLI(t *testing.T) {
 	assert.Equal(t, "failed", res.Tasks["review"].Status)
 	assert.NotEqual(t, "done", res.Tasks["publish"].Status)
 	assert.Len(t, executions(t, log), 1, "only the draft ran")
+}
+
+// TestResultAbovePayloadLimit: three outputs of 800 KiB, which fit one by
+// one but not together in the workflow's result, and one of 3 MiB, which
+// fits in no payload. The run ends with every task's status — the
+// largest output left out of the result with a note, the 3 MiB one
+// failed as invalid output, once — instead of being terminated.
+func TestResultAbovePayloadLimit(t *testing.T) {
+	setup(t)
+	q := queue(t)
+	startWorker(t, q, "DAGENT_IT_LOG="+filepath.Join(t.TempDir(), "executions.log"))
+	p := planDoc{Tasks: []task{
+		{ID: "a", Agent: "bulky"}, {ID: "b", Agent: "bulky"}, {ID: "c", Agent: "bulky"},
+		{ID: "d", Agent: "huge", OnFailure: "skip"},
+	}}
+	code, stdout, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--wait", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	assert.Less(t, len(stdout), 2<<20)
+	res := decode(t, stdout)
+	assert.Equal(t, "completed", res.Status)
+	left := 0
+	for _, id := range []string{"a", "b", "c"} {
+		assert.Equal(t, "done", res.Tasks[id].Status, id)
+		if bytes.Contains(res.Tasks[id].Output, []byte("left out of the run's result")) {
+			left++
+		} else {
+			assert.Len(t, res.Tasks[id].Output, 800<<10+2, id)
+		}
+	}
+	assert.Equal(t, 1, left, "one output is left out, the others kept")
+	d := res.Tasks["d"]
+	assert.Equal(t, "skipped", d.Status)
+	assert.Equal(t, 1, d.Attempts, "an output too large is not retried")
+	require.NotNil(t, d.Error)
+	assert.Contains(t, *d.Error, "the output is 3145730 bytes as JSON, above the 1572864 bytes a run on Temporal takes")
+}
+
+// TestWorkerStoppedLetsAttemptsFinish: a worker stopped with SIGTERM while
+// an attempt runs lets it finish within --stop-timeout; the attempt is
+// not made again, and a worker started after it ends the run.
+func TestWorkerStoppedLetsAttemptsFinish(t *testing.T) {
+	setup(t)
+	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
+	vars := []string{"DAGENT_IT_LOG=" + log, "DAGENT_IT_SLEEP=3"}
+	first := startWorker(t, q, vars...)
+	p := planDoc{Tasks: []task{{ID: "a", Agent: "step"}}}
+	runID := "it-stop-" + time.Now().Format("150405.000")
+	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
+	require.Equal(t, 0, code, stderr)
+	waitFor(t, 30*time.Second, "the attempt to start", func() bool { return len(executions(t, log)) == 1 })
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	stopped := time.Now()
+	require.NoError(t, first.cmd.Wait(), "the worker stops cleanly")
+	assert.Greater(t, time.Since(stopped), 1500*time.Millisecond, "the worker waited for its attempt")
+	startWorker(t, q, vars...)
+
+	waitClosed(t, runID, time.Minute)
+	code, stdout, stderr := dagentTemporal(t, "show", runID, "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	res := decode(t, stdout)
+	assert.Equal(t, "done", res.Tasks["a"].Status)
+	es := executions(t, log)
+	require.Len(t, es, 1, "the attempt finished on the stopped worker and did not run again")
+	assert.Equal(t, first.cmd.Process.Pid, es[0].pid)
 }

@@ -7,11 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/internal/prose"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/temporal"
 )
@@ -164,4 +169,42 @@ func TestJSONErrorDocument(t *testing.T) {
 	code, stdout, _ = cli(t, "start", invalid, "--task-queue", "q", "--max-turns", "0", "--format", "json")
 	require.Equal(t, exitUsage, code)
 	assert.JSONEq(t, `{"version": 1, "error": "--max-turns is 0; want 1 or more", "exit_code": 2}`, stdout)
+}
+
+func TestStopTimeout(t *testing.T) {
+	assert.Equal(t, minStopTimeout, stopTimeout(nil))
+	reg := registry.New()
+	require.NoError(t, reg.Register("quick", registry.Worker{Agent: agent.Func(nil), Timeout: time.Second}))
+	assert.Equal(t, minStopTimeout, stopTimeout(reg))
+	require.NoError(t, reg.Register("long", registry.Worker{Agent: agent.Func(nil), Timeout: 2 * time.Minute}))
+	assert.Equal(t, 2*time.Minute+stopGrace, stopTimeout(reg), "the longest attempt may finish")
+
+	code, _, stderr := cli(t, "worker", "--task-queue", "q", "--stop-timeout", "-1s")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--stop-timeout")
+}
+
+// A run that ended without a result exits 1; only a run refused before
+// it started "did not start"; an error of the client is the command's.
+func TestRunFailedExits(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		code int
+		msg  string
+	}{
+		{"invalid input", sdktemporal.NewNonRetryableApplicationError("bad plan", temporal.InvalidInputType, nil), exitFailed, "run r did not start: bad plan"},
+		{"failed after it started", sdktemporal.NewNonRetryableApplicationError("the run could not go on", "RunError", nil), exitFailed, "run r ended without a result: the run could not go on"},
+		{"timed out", sdktemporal.NewTimeoutError(enums.TIMEOUT_TYPE_START_TO_CLOSE, nil), exitFailed, "run r ended without a result"},
+		{"no such run", errors.New("workflow not found"), exitUsage, "run r: workflow not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			cmd := newRoot(&bytes.Buffer{}, &stderr)
+			err := runFailed(cmd, "r", tt.err)
+			assert.Equal(t, tt.code, exitOf(err, &stderr))
+			assert.Contains(t, stderr.String(), tt.msg)
+		})
+	}
 }

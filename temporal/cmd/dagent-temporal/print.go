@@ -170,14 +170,38 @@ func writeReviews(w io.Writer, runID string, reviews []runner.PendingReview) {
 }
 
 // runFailed is the command's error when the run's workflow ended with err
-// rather than a result: a run that could not start, whose problems are
-// printed, exits 1, as dagent run does for an invalid plan.
+// rather than a result. A run that could not start, whose problems are
+// printed, exits 1, as dagent run does for an invalid plan; so does a run
+// that ended another way without a result — terminated, timed out, or
+// failed for a reason other than its tasks. Any other error (no such run,
+// no connection) is the command's, exit 2.
 func runFailed(cmd *cobra.Command, runID string, err error) error {
-	var app *sdktemporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == temporal.InvalidInputType {
-		msg := fmt.Sprintf("run %s did not start: %s", runID, app.Error())
-		fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
-		return reported{exitFailed, msg}
+	var msg string
+	app, isApp := errors.AsType[*sdktemporal.ApplicationError](err)
+	switch {
+	case isApp && app.Type() == temporal.InvalidInputType:
+		msg = fmt.Sprintf("run %s did not start: %s", runID, app.Error())
+	case ended(err):
+		msg = fmt.Sprintf("run %s ended without a result: %s", runID, err)
+	default:
+		return fmt.Errorf("run %s: %w", runID, err)
 	}
-	return fmt.Errorf("run %s: %w", runID, err)
+	fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", prose.OneLine(msg))
+	return reported{exitFailed, msg}
+}
+
+// ended reports whether err says how a workflow ended: it is one of the
+// errors of a closed workflow execution, not of the client.
+func ended(err error) bool {
+	if _, ok := errors.AsType[*sdktemporal.WorkflowExecutionError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*sdktemporal.TerminatedError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*sdktemporal.TimeoutError](err); ok {
+		return true
+	}
+	_, ok := errors.AsType[*sdktemporal.ApplicationError](err)
+	return ok
 }

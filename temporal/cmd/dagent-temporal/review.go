@@ -27,7 +27,9 @@ TASK=approve gives it: "approve", or, with --output JSON or --comment C,
 the object {"approved": true, "comment": C, "output": JSON}, whose
 "output" (when given) becomes the task's output. A decision sent before
 the run reaches the review is kept for it; the first decision on a task
-stands.`,
+stands. The command returns once the run holds the decision; it exits 2,
+and the run goes on as it was, when TASK is no human_review task of the
+run's current plan or is decided already.`,
 		Example: `  dagent-temporal approve nightly-2025-01-01 review
   dagent-temporal approve nightly-2025-01-01 review --output '{"publish": true}' --comment "checked the totals"`,
 		Args: cobra.ExactArgs(2),
@@ -48,7 +50,9 @@ func newReject() *cobra.Command {
 		Short: "Reject a human_review task of a run",
 		Long: `Reject the human_review task TASK of the run RUN, as dagent resume --review
 TASK=reject does: the task fails, and its on_failure policy decides what
-follows (skip, stop, replan). --comment C gives the reviewer's reason.`,
+follows (skip, stop, replan). --comment C gives the reviewer's reason.
+It exits 2, and the run goes on as it was, when TASK is no human_review
+task of the run's current plan or is decided already.`,
 		Example: `  dagent-temporal reject nightly-2025-01-01 review --comment "the totals are off"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

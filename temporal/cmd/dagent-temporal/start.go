@@ -88,7 +88,7 @@ cancel stops it.`,
 	fl.StringVar(&f.queue, "task-queue", "", "Temporal task `QUEUE` of the workers")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run and of its workflow execution, part of every request's idempotency key: letters, digits and . _ : -, at most 128 bytes (default: a new one)")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the run to end or to wait for a review, and print its result")
-	fl.DurationVar(&f.heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeatTimeout, "how long an attempt's worker may miss heartbeats before the attempt is made again on another worker; longer than the workers' --heartbeat")
+	fl.DurationVar(&f.heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeatTimeout, "how long an attempt's worker may send no heartbeat before the attempt is made again on another worker; attempts heartbeat every third of it when the workers' --heartbeat is longer")
 	fl.BoolVar(&f.allowUnknown, "allow-unknown-keys", false, "run a plan even though some of its unknown keys look like misspelt known keys, without them")
 	f.spec.Register(fl)
 	fl.StringVar(&f.model, "model", "", "model of the planner and the plan's LLM agents (default the workers' $"+openai.EnvModel+")")

@@ -30,6 +30,7 @@ type workerFlags struct {
 	record      string
 	replay      string
 	heartbeat   time.Duration
+	stop        time.Duration
 	concurrency int
 	pollers     int
 }
@@ -54,10 +55,14 @@ recording of dagent run --record. Without one, the worker does the
 attempts of registry workers only: an LLM agent's attempt, a judgement or
 a repair fails on it.
 
-A running attempt heartbeats every --heartbeat; the run gives up on an
-attempt whose worker missed three heartbeats, and Temporal retries it on
-another worker. The worker runs until SIGINT or SIGTERM, then stops
-polling and lets its running attempts finish.`,
+A running attempt heartbeats every --heartbeat (more often when the run's
+heartbeat timeout asks for it); the run gives up on an attempt whose
+worker sent no heartbeat for the run's heartbeat timeout, and Temporal
+makes it again on another worker. The worker runs until SIGINT or
+SIGTERM, then stops polling and gives its running attempts --stop-timeout
+to finish: by default the longest timeout of the registry's workers plus
+10s, at least 30s. An attempt still running then is cancelled and made
+again on another worker, with the same idempotency key.`,
 		Example: `  dagent-temporal worker --registry registry.yaml --task-queue dagent --address temporal.example.com:7233`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +77,7 @@ polling and lets its running attempts finish.`,
 	fl.StringVar(&f.record, "record", "", "append every LLM exchange to `FILE` (JSON Lines), to replay it with --replay")
 	fl.StringVar(&f.replay, "replay", "", "answer every LLM request from `FILE`, a recording made with --record; no server is called")
 	fl.DurationVar(&f.heartbeat, "heartbeat", temporal.DefaultHeartbeat, "how often a running attempt reports that its worker is alive")
+	fl.DurationVar(&f.stop, "stop-timeout", 0, "how long the running attempts have to finish once SIGINT or SIGTERM stopped the worker; 0 is the longest timeout of the registry's workers plus 10s, at least 30s")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "most activities this worker does at once; 0 is the SDK's default")
 	fl.IntVar(&f.pollers, "pollers", defaultPollers, "requests for activities this worker keeps open at once: more take short attempts faster off a busy queue")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
@@ -80,8 +86,8 @@ polling and lets its running attempts finish.`,
 }
 
 func runWorker(cmd *cobra.Command, f workerFlags) error {
-	if f.heartbeat <= 0 || f.concurrency < 0 || f.pollers < 1 {
-		return errors.New("--heartbeat must be above 0, --concurrency not negative and --pollers 1 or more")
+	if f.heartbeat <= 0 || f.stop < 0 || f.concurrency < 0 || f.pollers < 1 {
+		return errors.New("--heartbeat must be above 0, --stop-timeout and --concurrency not negative and --pollers 1 or more")
 	}
 	var reg *registry.Registry
 	if f.registry != "" {
@@ -107,12 +113,39 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 	if l != nil {
 		opts = append(opts, temporal.WithLLM(l))
 	}
-	w := worker.New(c, f.queue, worker.Options{MaxConcurrentActivityExecutionSize: f.concurrency, MaxConcurrentActivityTaskPollers: f.pollers})
+	stop := f.stop
+	if stop == 0 {
+		stop = stopTimeout(reg)
+	}
+	w := worker.New(c, f.queue, worker.Options{MaxConcurrentActivityExecutionSize: f.concurrency, MaxConcurrentActivityTaskPollers: f.pollers,
+		WorkerStopTimeout: stop})
 	temporal.Register(w, temporal.NewActivities(reg, opts...))
 	fmt.Fprintf(cmd.ErrOrStderr(), "dagent-temporal: worker on task queue %s at %s\n", f.queue, f.conn.address)
-	// Run stops polling at SIGINT or SIGTERM and waits for the running
-	// activities.
+	// Run stops polling at SIGINT or SIGTERM and waits up to stop for the
+	// running activities, then cancels them.
 	return w.Run(worker.InterruptCh())
+}
+
+// minStopTimeout is the least of the default --stop-timeout, and
+// stopGrace what it gives beyond the longest timeout of a registry's
+// workers: an attempt's own deadline, and the wait for an agent that
+// ignores it, end it within that.
+const (
+	minStopTimeout = 30 * time.Second
+	stopGrace      = 10 * time.Second
+)
+
+// stopTimeout is the default --stop-timeout of a worker on reg.
+func stopTimeout(reg *registry.Registry) time.Duration {
+	longest := time.Duration(0)
+	if reg != nil {
+		for _, name := range reg.Names() {
+			if w, ok := reg.Lookup(name); ok {
+				longest = max(longest, w.Timeout)
+			}
+		}
+	}
+	return max(minStopTimeout, longest+stopGrace)
 }
 
 // workerLLM is the worker's LLM: a replay, or the OpenAI-compatible
