@@ -561,8 +561,8 @@ func (c *compiler) closure(fn form, hof string, asBool bool) error {
 		param, body = fn.items[1].items[0], fn.items[2:]
 	case fn.kind == kKeyword:
 		// every? and filter need a bool: the value found is tested for
-		// truth, as Clojure does.
-		// f_tick counts each element, as a fn body's does.
+		// truth, as Clojure does. f_tick counts each element, as a fn
+		// body's does.
 		c.w("{")
 		if asBool {
 			c.w("f_T(")

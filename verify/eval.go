@@ -32,7 +32,7 @@ type Verdict struct {
 // state is what the iterating functions consult to stop a long evaluation.
 type state struct {
 	ctx      context.Context
-	cfg      *config // the timeout and the memory budget
+	cfg      *config // the timeout, the step and the memory budgets
 	deadline time.Time
 	ticks    uint32
 	// steps is the work done so far, counted against the step budget.
@@ -52,9 +52,9 @@ var errMemory = errors.New("memory budget exceeded")
 // nil state never stops.
 func (s *state) tick() error { return s.step(1) }
 
-// step counts n steps of work against the step budget, then checks as
-// tick does. It fails once the budget is spent: the count, unlike the
-// clock, is the same on every machine and every run.
+// step counts n steps of work against the step budget, and looks at the
+// clock and the context every 64 calls. It fails once the budget is spent:
+// the count, unlike the clock, is the same on every machine and every run.
 func (s *state) step(n int) error {
 	if s == nil {
 		return nil
