@@ -15,6 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/verify"
 )
 
 // coreHost runs a Core's attempts on the calling goroutine, as a workflow's
@@ -395,4 +396,36 @@ type recordingWaits struct {
 func (h *recordingWaits) Wait(d time.Duration) runner.WaitEnd {
 	h.waits = append(h.waits, d)
 	return runner.WaitDone
+}
+
+// A Core's default predicates have no wall-clock bound, so that verdicts
+// replay alike, but a step bound: a predicate that would run for minutes
+// fails its task as a predicate error, quickly and the same way each time.
+func TestCoreDefaultPredicateStepBound(t *testing.T) {
+	big := make([]any, 20_000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	p := planOf(task("a", "in", verifies(`(every? (fn [x] (> (count (sort data/result)) 0)) data/result)`)))
+	d, err := p.DAG(plan.WithWorkers(worker))
+	require.NoError(t, err)
+	var diagnoses []string
+	for range 2 {
+		c, err := runner.NewCore(d, runner.CoreConfig{RunID: "r", Started: time.Unix(0, 0)})
+		require.NoError(t, err)
+		h := &coreHost{agents: map[string]agent.Agent{worker: newRecorder().on("a", output(big))}, inFlight: map[string]int{}, most: map[string]int{}}
+		start := time.Now()
+		res := drive(c, h, func(int) string { return worker })
+		assert.Less(t, time.Since(start), 5*time.Second)
+		a := res.Tasks["a"]
+		assert.Equal(t, runner.TaskFailed, a.Status)
+		assert.Equal(t, runner.StatusFailed, res.Status)
+		assert.NotErrorIs(t, a.Err, runner.ErrVerification, "a predicate error, not a failed verdict")
+		var rte *verify.RuntimeError
+		require.ErrorAs(t, a.Err, &rte)
+		assert.ErrorIs(t, a.Err, verify.ErrStepLimit)
+		assert.Equal(t, "(sort data/result)", rte.Form)
+		diagnoses = append(diagnoses, a.Diagnosis)
+	}
+	assert.Equal(t, diagnoses[0], diagnoses[1])
 }

@@ -82,7 +82,10 @@ type CoreConfig struct {
 	Reviews map[string]Decision
 	// Predicates compiles the plan's predicates. Default: a set with no
 	// wall-clock bound (verify.WithTimeout(0)), so that a verdict never
-	// depends on the speed of the machine that evaluates it.
+	// depends on the speed of the machine that evaluates it, and a bound
+	// of [DefaultPredicateSteps] steps (verify.WithMaxSteps), so that a
+	// predicate that would run for long fails its task as a predicate error
+	// rather than holding the driver.
 	Predicates *verify.Set
 	// Observe receives the run's task and phase events, in order, on the
 	// goroutine of the call that causes them: safe for concurrent use if
@@ -166,7 +169,7 @@ func NewCore(d *plan.DAG, cfg CoreConfig) (*Core, error) {
 	}
 	c.predicates = cfg.Predicates
 	if c.predicates == nil {
-		c.predicates = verify.NewSet(verify.WithTimeout(0))
+		c.predicates = verify.NewSet(verify.WithTimeout(0), verify.WithMaxSteps(DefaultPredicateSteps))
 	}
 	resolve := func(name string, timeout time.Duration) (*binding, int, error) {
 		w := cfg.Workers[name]

@@ -45,6 +45,13 @@ const (
 	DefaultTaskTimeout = 10 * time.Minute
 	// DefaultMaxRequestBytes bounds a task's request: 256 MiB.
 	DefaultMaxRequestBytes = 256 << 20
+	// DefaultPredicateSteps bounds the work of one predicate evaluation of
+	// a [Core] without predicates of its own, in verify's steps: 250,000
+	// steps take from about a millisecond to about 80 ms, depending on the
+	// functions the predicate calls, well within what a durable workflow
+	// may spend on one decision. An ordinary predicate over an output of
+	// 100,000 elements fits in it.
+	DefaultPredicateSteps = 250_000
 )
 
 // PlanAgents builds the agent for an LLM sub-agent the plan defines (and for

@@ -386,7 +386,7 @@ func (f *flow) runOnce(ctx workflow.Context, d *plan.DAG, id string, initial map
 		Workers: workers, MaxRequestBytes: requestBound(f.in.MaxRequestBytes),
 		Backoff: backoff, NoRetry: append(slices.Clone(f.in.NoRetry), f.noRetry...), Judge: spec.Judge != nil,
 		Initial: initial, Reviews: f.reviews(d),
-		Predicates: verify.NewSet(verify.WithTimeout(0)),
+		Predicates: verify.NewSet(verify.WithTimeout(0), verify.WithMaxSteps(runner.DefaultPredicateSteps)),
 		Observe:    f.observe,
 		Cancelled: func() error {
 			switch {

@@ -310,3 +310,25 @@ func TestWorkflowDeadlineOfAPlainRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(raw), "a plain run's outcome is the runner's result form")
 }
+
+// A predicate that would run for minutes must not hold a workflow task past
+// the SDK's deadlock detector, which would fail the task for good: the
+// workflow's predicates have a step bound, so the verification fails the
+// task as a predicate error and the workflow completes.
+func TestWorkflowLongPredicateFailsTheTask(t *testing.T) {
+	big := make([]any, 20_000)
+	for i := range big {
+		big[i] = i
+	}
+	e := env(t, workers(t, map[string]agent.Agent{"big": echo(big)}))
+	p := mustPlan(t, `{"tasks": [
+		{"id": "a", "agent": "big", "input": "numbers",
+		 "verification": "(every? (fn [x] (> (count (sort data/result)) 0)) data/result)"}]}`)
+	e.ExecuteWorkflow(WorkflowName, Input{RunID: "r-long", Spec: durable.Spec{Plan: p}})
+	o := outcome(t, e)
+	assert.Equal(t, runner.StatusFailed, o.Run.Status)
+	a := o.Run.Tasks["a"]
+	assert.Equal(t, runner.TaskFailed, a.Status)
+	assert.Equal(t, runner.ClassAgentError, a.Class, "a predicate error, not a failed verdict")
+	assert.Contains(t, a.Diagnosis, "verification: 1:27: (sort data/result): predicate timed out: step budget exceeded")
+}

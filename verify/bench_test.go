@@ -2,6 +2,9 @@ package verify_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dagent-dev/dagent/verify"
@@ -64,6 +67,58 @@ func BenchmarkCompile(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// stepBudgetCases are predicates that spend a step budget in different
+// ways: sorting, a body per pair of elements, keyword lookups without a
+// body, deep equality, regular expressions and string functions.
+func stepBudgetCases() []struct {
+	name, src string
+	result    any
+} {
+	nums := make([]any, 20_000)
+	maps := make([]any, 20_000)
+	for i := range nums {
+		nums[i] = float64(i)
+		maps[i] = map[string]any{"a": float64(i)}
+	}
+	texts := make([]any, 1000)
+	for i := range texts {
+		texts[i] = strings.Repeat("abcdefghij", 1000) + fmt.Sprint(i)
+	}
+	return []struct {
+		name, src string
+		result    any
+	}{
+		{"sort", `(every? (fn [x] (> (count (sort data/result)) 0)) data/result)`, nums},
+		{"pairs", `(every? (fn [a] (every? (fn [b] (>= (+ a b) 0)) data/result)) data/result)`, nums},
+		{"keywords", `(every? (fn [x] (every? :a data/result)) data/result)`, maps},
+		{"equality", `(every? (fn [x] (= data/result data/result)) data/result)`, maps},
+		{"regex", `(every? (fn [x] (every? (fn [s] (not (re-find #"j[0-9]+k" s))) data/result)) data/result)`, texts},
+		{"strings", `(every? (fn [x] (every? (fn [s] (not (includes? (upper-case s) "Z"))) data/result)) data/result)`, texts},
+	}
+}
+
+// BenchmarkSteps measures how fast evaluations spend a step budget, in
+// steps per second, for predicates that never finish within it: what a
+// step budget is worth in time on this machine.
+func BenchmarkSteps(b *testing.B) {
+	const budget = 1_000_000
+	for _, tc := range stepBudgetCases() {
+		b.Run(tc.name, func(b *testing.B) {
+			p, err := verify.Compile(tc.src, verify.WithTimeout(0), verify.WithMaxSteps(budget))
+			if err != nil {
+				b.Fatal(err)
+			}
+			bindings := verify.Bindings{Result: tc.result}
+			for b.Loop() {
+				if _, err := p.Eval(context.Background(), bindings); !errors.Is(err, verify.ErrStepLimit) {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(budget)*float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 		})
 	}
 }

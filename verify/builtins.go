@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -120,8 +121,103 @@ func exprName(name string) string { return exprNames[name] }
 
 // stateful are the builtins whose first argument is the evaluation's
 // state: those that may walk values far larger than the predicate, or build
-// text of any length.
-var stateful = map[string]bool{"=": true, "not=": true, "str": true, "distinct": true}
+// text of any length, and count their steps as they go.
+var stateful = map[string]bool{"=": true, "not=": true, "str": true, "distinct": true, "get-in": true}
+
+// costs are the steps the other builtins whose work grows with their
+// arguments take, counted before they run. A builtin that does constant
+// work on any argument — count of a vector, get from a map — costs no step:
+// charging it would make a linear predicate such as
+// (every? (fn [x] (< x (count data/result))) data/result) look quadratic.
+var costs = map[string]func(a []any) int{
+	"<":         textsCost,
+	">":         textsCost,
+	"<=":        textsCost,
+	">=":        textsCost,
+	"count":     func(a []any) int { return textCost(a[0]) },
+	"empty?":    func(a []any) int { return textCost(a[0]) },
+	"not-empty": func(a []any) int { return textCost(a[0]) },
+	"get":       func(a []any) int { return textCost(a[0]) },
+	"contains?": func(a []any) int { return textCost(a[0]) },
+	"first":     lookupCost,
+	"last":      lookupCost,
+	"nth":       lookupCost,
+	"keys":      seqCost,
+	"vals":      seqCost,
+	"rest":      seqCost,
+	"sort": func(a []any) int {
+		n := size(a[0])
+		return seqCost(a) + n*bits.Len(uint(n))
+	},
+	"sum":          func(a []any) int { return seqCost(a) + size(a[0]) },
+	"avg":          func(a []any) int { return seqCost(a) + size(a[0]) },
+	"subs":         func(a []any) int { return textCost(a[0]) },
+	"includes?":    func(a []any) int { return textCost(a[0]) + textCost(a[1]) },
+	"starts-with?": func(a []any) int { return textCost(a[1]) },
+	"ends-with?":   func(a []any) int { return textCost(a[1]) },
+	"lower-case":   func(a []any) int { return textCost(a[0]) },
+	"upper-case":   func(a []any) int { return textCost(a[0]) },
+	// A regular expression reads each byte at several times the cost
+	// of the plain string functions.
+	// A pattern given as a string is compiled on each call, at about a
+	// step per byte.
+	"re-find": func(a []any) int { return 16*textCost(a[0]) + 4*textCost(a[1]) },
+}
+
+// textsCost is the steps of comparing a[0], a[1] ...: the text of each.
+func textsCost(a []any) int {
+	n := 0
+	for _, v := range a {
+		n += textCost(v)
+	}
+	return n
+}
+
+// takesState reports whether a builtin's first argument in generated code
+// is the evaluation's state.
+func takesState(name string) bool { return stateful[name] || costs[name] != nil }
+
+// textCost is the steps of reading v when it is text: one per 16 bytes.
+// Other values cost nothing.
+func textCost(v any) int {
+	if s, ok := v.(string); ok {
+		return len(s) / 16
+	}
+	return 0
+}
+
+// size is the number of elements of a collection, or of bytes of a
+// string; 0 for anything else.
+func size(v any) int {
+	switch x := v.(type) {
+	case []any:
+		return len(x)
+	case map[string]any:
+		return len(x)
+	case string:
+		return len(x)
+	}
+	return 0
+}
+
+// seqCost is the steps of [seq] on a[0]: one per element it scans, the
+// keys of a map sorted, one per byte of a string, as each character
+// becomes a string of its own.
+func seqCost(a []any) int {
+	if m, ok := a[0].(map[string]any); ok {
+		return len(m) * bits.Len(uint(len(m)))
+	}
+	return size(a[0])
+}
+
+// lookupCost is the steps of [nthOr] on a[0]: the characters of a string
+// read up to the index, the entries of a map put in order.
+func lookupCost(a []any) int {
+	if _, ok := a[0].(map[string]any); ok {
+		return seqCost(a)
+	}
+	return textCost(a[0])
+}
 
 // chainEqual is = when want is true, not= when it is false.
 func chainEqual(st *state, a []any, want bool) (any, error) {
@@ -359,13 +455,19 @@ func get(a ...any) (any, error) {
 	return nil, nil
 }
 
+// getIn is get-in. It counts a step per key, and the text of a string
+// it looks into, as the path comes from the data and may be long.
 func getIn(a ...any) (any, error) {
+	st, a := a[0].(*state), a[1:]
 	path, ok := a[1].([]any)
 	if !ok && a[1] != nil {
 		return nil, fmt.Errorf("get-in needs a vector of keys, found %s", describe(a[1]))
 	}
 	v := a[0]
 	for _, k := range path {
+		if err := st.step(1 + textCost(v)); err != nil {
+			return nil, fmt.Errorf("get-in: %w", err)
+		}
 		var found bool
 		if v, found = lookup(v, k); !found {
 			if len(a) == 3 {

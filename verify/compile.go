@@ -47,6 +47,7 @@ type Option func(*config)
 
 type config struct {
 	timeout  time.Duration
+	maxSteps uint64
 	maxNodes uint
 	memory   uint
 }
@@ -57,6 +58,15 @@ type config struct {
 // as code that must give the same verdict when it is replayed elsewhere
 // needs.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithMaxSteps bounds one evaluation by the work it does, in steps: one
+// per element a function body or a higher-order function visits, one per
+// element or map entry a function walks — n·log₂n for sorting n — and one
+// per 16 bytes of text a string function reads. An evaluation past n steps
+// fails with a runtime error matching [ErrStepLimit]. Default 0: no step
+// bound. Unlike [WithTimeout], the bound falls at the same point on every
+// machine and every run, so a replayed evaluation fails the same way.
+func WithMaxSteps(n uint64) Option { return func(c *config) { c.maxSteps = n } }
 
 // WithMaxNodes bounds the size of the compiled program, in expr nodes.
 // Default 10,000.
@@ -97,16 +107,30 @@ var exprOptions = sync.OnceValue(func() []expr.Option {
 			return a[1], nil
 		}),
 		expr.Function("f_seq", func(a ...any) (any, error) {
-			if err := a[0].(*state).check(); err != nil {
+			st := a[0].(*state)
+			if err := st.step(seqCost(a[1:])); err != nil {
+				return nil, err
+			}
+			if err := st.check(); err != nil {
 				return nil, err
 			}
 			return seq(a[1])
 		}),
 	}
 	for name, b := range builtins {
-		if !b.hof {
-			opts = append(opts, expr.Function(exprName(name), b.fn))
+		if b.hof {
+			continue
 		}
+		fn := b.fn
+		if cost := costs[name]; cost != nil {
+			fn = func(a ...any) (any, error) {
+				if err := a[0].(*state).step(cost(a[1:])); err != nil {
+					return nil, err
+				}
+				return b.fn(a[1:]...)
+			}
+		}
+		opts = append(opts, expr.Function(exprName(name), fn))
 	}
 	return opts
 })
@@ -453,17 +477,17 @@ func (c *compiler) emitCall(f form, b *builtin) (vtype, error) {
 	}
 	if op, ok := nativeOps[name]; ok && len(args) == 2 {
 		call := exprName(name) + "("
-		if stateful[name] {
+		if takesState(name) {
 			call += "_st, "
 		}
 		return c.emitComparison(call, op, args)
 	}
 	c.w(exprName(name), "(")
-	if stateful[name] {
+	if takesState(name) {
 		c.w("_st")
 	}
 	for i, a := range args {
-		if i > 0 || stateful[name] {
+		if i > 0 || takesState(name) {
 			c.w(", ")
 		}
 		if _, err := c.emit(a); err != nil {
@@ -537,12 +561,13 @@ func (c *compiler) closure(fn form, hof string, asBool bool) error {
 		param, body = fn.items[1].items[0], fn.items[2:]
 	case fn.kind == kKeyword:
 		// every? and filter need a bool: the value found is tested for
-		// truth, as Clojure does.
+		// truth, as Clojure does. f_tick counts each element, as a fn
+		// body's does.
 		c.w("{")
 		if asBool {
 			c.w("f_T(")
 		}
-		c.w("f_get(#, ")
+		c.w("f_get(_st, f_tick(_st, #), ")
 		c.constant(Keyword(fn.s))
 		c.w(")")
 		if asBool {
@@ -551,9 +576,9 @@ func (c *compiler) closure(fn form, hof string, asBool bool) error {
 		c.w("}")
 		return nil
 	case fn.kind == kSymbol && !c.bound(fn.s) && builtins[fn.s] != nil && !builtins[fn.s].hof && builtins[fn.s].min <= 1:
-		call := exprName(fn.s) + "(#)"
-		if stateful[fn.s] {
-			call = exprName(fn.s) + "(_st, #)"
+		call := exprName(fn.s) + "(f_tick(_st, #))"
+		if takesState(fn.s) {
+			call = exprName(fn.s) + "(_st, f_tick(_st, #))"
 		}
 		if asBool && builtins[fn.s].ret != tBool {
 			call = "f_T(" + call + ")"

@@ -13,4 +13,11 @@
 // falsy, a missing key is nil, (count nil) is 0. It departs from Clojure in
 // one place on purpose: and, or and not return booleans. See
 // docs/predicates.md for the reference.
+//
+// An evaluation is bounded: by the wall clock ([WithTimeout]), by the
+// memory it allocates ([WithMemoryBudget]) and, when asked, by the work it
+// does, counted in steps ([WithMaxSteps]). Code that must reach the same
+// verdict wherever and whenever it runs — a replayed workflow — turns the
+// clock off and bounds steps instead: the count, unlike the clock, stops
+// an evaluation at the same form every time.
 package verify

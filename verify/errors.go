@@ -10,6 +10,11 @@ import (
 // ErrTimeout is matched by the error of an evaluation that ran out of time.
 var ErrTimeout = errors.New("predicate timed out")
 
+// ErrStepLimit is matched by the error of an evaluation that spent its
+// step budget ([WithMaxSteps]). It matches [ErrTimeout] as well: a step
+// budget is a time bound counted in work rather than read from a clock.
+var ErrStepLimit = fmt.Errorf("%w: step budget exceeded", ErrTimeout)
+
 // Pos is a place in a predicate: 1-based line and column, the column
 // counted in characters.
 type Pos struct {

@@ -32,9 +32,11 @@ type Verdict struct {
 // state is what the iterating functions consult to stop a long evaluation.
 type state struct {
 	ctx      context.Context
-	cfg      *config // the timeout and the memory budget
+	cfg      *config // the timeout, the step and the memory budgets
 	deadline time.Time
 	ticks    uint32
+	// steps is the work done so far, counted against the step budget.
+	steps uint64
 	// used is how much of the memory budget the text that str and distinct
 	// build has taken, one unit per 64 bytes. expr counts what it allocates
 	// itself on its own.
@@ -45,11 +47,21 @@ type state struct {
 // worded as expr words its own.
 var errMemory = errors.New("memory budget exceeded")
 
-// tick is check for the functions that run once per element: it looks at
-// the clock and the context every 64 calls only. A nil state never stops.
-func (s *state) tick() error {
+// tick is check for the functions that run once per element: it counts
+// one step, and looks at the clock and the context every 64 calls only. A
+// nil state never stops.
+func (s *state) tick() error { return s.step(1) }
+
+// step counts n steps of work against the step budget, and looks at the
+// clock and the context every 64 calls. It fails once the budget is spent:
+// the count, unlike the clock, is the same on every machine and every run.
+func (s *state) step(n int) error {
 	if s == nil {
 		return nil
+	}
+	s.steps += uint64(max(n, 0))
+	if s.cfg.maxSteps > 0 && s.steps > s.cfg.maxSteps {
+		return ErrStepLimit
 	}
 	s.ticks++
 	if s.ticks%64 != 0 {
@@ -102,7 +114,8 @@ func (s *state) check() error {
 // diagnosis quoting the predicate; anything else fails with a diagnosis
 // saying what it returned. An error means the predicate could not decide —
 // a *[RuntimeError], which matches [ErrTimeout] or the context's error when it
-// ran out of time — and is distinct from a failed verdict.
+// ran out of time, and [ErrStepLimit] too when it ran out of steps — and is
+// distinct from a failed verdict.
 //
 // Eval has no I/O, clock or randomness the predicate can reach, so the same
 // bindings always give the same verdict.

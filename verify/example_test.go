@@ -169,6 +169,28 @@ func ExampleWithTimeout() {
 	// Output: true
 }
 
+// WithMaxSteps bounds an evaluation by the work it does rather than by the
+// clock: the evaluation stops at the same form on every machine and every
+// run, as a replayed workflow needs.
+func ExampleWithMaxSteps() {
+	p, err := verify.Compile(`(every? (fn [x] (> (count (sort data/result)) 0)) data/result)`,
+		verify.WithTimeout(0), verify.WithMaxSteps(100_000))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	big := make([]any, 10_000)
+	for i := range big {
+		big[i] = i
+	}
+	_, err = p.Eval(context.Background(), verify.Bindings{Result: big})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, verify.ErrStepLimit), errors.Is(err, verify.ErrTimeout))
+	// Output:
+	// 1:27: (sort data/result): predicate timed out: step budget exceeded
+	// true true
+}
+
 // WithMaxNodes bounds the size of a predicate, so that a model cannot hand
 // the engine a program too large to compile cheaply.
 func ExampleWithMaxNodes() {

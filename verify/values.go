@@ -82,7 +82,7 @@ func truthy(v any) bool {
 // time is up: values that share structure — (let [a [1 1] b [a a] c [b b]]
 // ...) — can be far larger than the predicate that built them.
 func equalIn(st *state, a, b any) (bool, error) {
-	if err := st.tick(); err != nil {
+	if err := st.step(1 + textCost(a)); err != nil {
 		return false, err
 	}
 	a, b = normalize(a), normalize(b)

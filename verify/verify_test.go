@@ -718,6 +718,94 @@ func TestDefaultTimeout(t *testing.T) {
 	assert.Less(t, elapsed, 3*time.Second)
 }
 
+func TestMaxSteps(t *testing.T) {
+	// A function body per element and the walk over the collection each
+	// count a step: 2n for n elements, on every run.
+	src := `(every? (fn [x] (>= x 0)) data/result)`
+	b := verify.Bindings{Result: bigVector(1000)}
+	for _, tc := range []struct {
+		steps uint64
+		pass  bool
+	}{{0, true}, {2000, true}, {1999, false}, {10, false}} {
+		t.Run(fmt.Sprint(tc.steps), func(t *testing.T) {
+			p, err := verify.Compile(src, verify.WithTimeout(0), verify.WithMaxSteps(tc.steps))
+			require.NoError(t, err)
+			for range 3 {
+				v, err := p.Eval(context.Background(), b)
+				if tc.pass {
+					require.NoError(t, err)
+					assert.True(t, v.Passed)
+					continue
+				}
+				require.ErrorIs(t, err, verify.ErrStepLimit)
+				require.ErrorIs(t, err, verify.ErrTimeout)
+				assert.NotErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, `1:1: (every? (fn [x] (>= x 0)) data/result): predicate timed out: step budget exceeded`, err.Error())
+			}
+		})
+	}
+}
+
+// The work inside one element's body counts, not only the elements: a
+// sort of n elements costs about n·log₂n steps, so a predicate that sorts
+// its whole output once per element stops after a few elements, at the
+// same form every time.
+func TestMaxStepsWithinBody(t *testing.T) {
+	p, err := verify.Compile(`(every? (fn [x] (> (count (sort data/result)) 0)) data/result)`,
+		verify.WithTimeout(0), verify.WithMaxSteps(1_000_000))
+	require.NoError(t, err)
+	b := verify.Bindings{Result: bigVector(20_000)}
+	var first string
+	for i := range 3 {
+		start := time.Now()
+		_, err := p.Eval(context.Background(), b)
+		assert.Less(t, time.Since(start), time.Second)
+		require.ErrorIs(t, err, verify.ErrStepLimit)
+		var re *verify.RuntimeError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "(sort data/result)", re.Form)
+		if i == 0 {
+			first = err.Error()
+		}
+		assert.Equal(t, first, err.Error())
+	}
+}
+
+// Functions that take constant time cost no step, so that a linear
+// predicate stays linear in steps; those that walk their argument cost
+// its size.
+func TestStepCosts(t *testing.T) {
+	nums := bigVector(1000)
+	text := strings.Repeat("x", 16_000)
+	for _, tc := range []struct {
+		src    string
+		result any
+		steps  uint64 // the fewest steps the evaluation needs
+	}{
+		{`(every? (fn [x] (< x (count data/result))) data/result)`, nums, 2000},
+		{`(every? (fn [x] (some? (get data/result 0))) data/result)`, nums, 2000},
+		{`(every? number? data/result)`, nums, 2000},
+		{`(= (count (sort data/result)) 1000)`, nums, 1000 + 1000*10},
+		{`(= (sum data/result) 499500)`, nums, 2000},
+		{`(= (count data/result) 16000)`, text, 1000},
+		{`(nil? (re-find #"y" data/result))`, text, 4000},
+		{`(= (get-in {:a data/result} [:a 3]) "x")`, text, 1001 + 2},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			b := verify.Bindings{Result: tc.result}
+			p, err := verify.Compile(tc.src, verify.WithTimeout(0), verify.WithMaxSteps(tc.steps))
+			require.NoError(t, err)
+			v, err := p.Eval(context.Background(), b)
+			require.NoError(t, err)
+			assert.True(t, v.Passed, v.Diagnosis)
+			p, err = verify.Compile(tc.src, verify.WithTimeout(0), verify.WithMaxSteps(tc.steps-1))
+			require.NoError(t, err)
+			_, err = p.Eval(context.Background(), b)
+			require.ErrorIs(t, err, verify.ErrStepLimit)
+		})
+	}
+}
+
 func TestContext(t *testing.T) {
 	p, err := verify.Compile(`(every? (fn [a] (every? (fn [b] (>= (+ a b) 0)) data/result)) data/result)`)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/internal/golden"
+	"github.com/dagent-dev/dagent/progress"
+	"github.com/dagent-dev/dagent/runner"
 )
 
 // The console sessions of the docs are run against the real binary, so
@@ -37,7 +40,10 @@ import (
 //
 // Run ids, durations, times, process ids, the host's name and the scratch
 // directory's path (which a page may write as a short /tmp/NAME) are
-// masked before outputs are compared, and runs of spaces count as one. A
+// masked before outputs are compared, and runs of spaces count as one. The
+// heartbeat lines of the line log ("count: running for 30s"), which a task
+// prints only when it runs long — on a loaded machine, say — are left out
+// of an output whose page shows none. A
 // run id the page printed stands, in the commands after it, for the id the
 // real run printed at the same place (its first 15 characters, the time,
 // too). With -update, the sessions' outputs are rewritten from what dagent
@@ -265,6 +271,7 @@ func TestDocsConsole(t *testing.T) {
 							got = nil
 						}
 					}
+					got = withoutHeartbeats(s.want, got)
 					ids.pair(s.want, got)
 					if golden.Updating() {
 						rewrite[s.outFrom] = got
@@ -278,6 +285,21 @@ func TestDocsConsole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heartbeat is a heartbeat line of the line log: the time since the run
+// started, then "ID: running for DURATION" (see progress.Printer).
+var heartbeat = regexp.MustCompile(`^ *\d[\d.µnmsh]*  .+: running for \d[\d.µnmsh]*$`)
+
+// withoutHeartbeats is got without its heartbeat lines when want shows
+// none. Whether a task prints one depends on how long it runs, which
+// depends on the machine's load as much as on dagent, like the durations
+// that are masked; a page that shows heartbeats still has them compared.
+func withoutHeartbeats(want, got []string) []string {
+	if slices.ContainsFunc(want, heartbeat.MatchString) {
+		return got
+	}
+	return slices.DeleteFunc(slices.Clone(got), heartbeat.MatchString)
 }
 
 // writeSessions rewrites page with the outputs of its sessions.
@@ -336,4 +358,57 @@ func (m idMap) replace(cmd string) string {
 		}
 		return id
 	})
+}
+
+func TestWithoutHeartbeats(t *testing.T) {
+	// A heartbeat as the line log prints it.
+	buf := &lockedBuffer{}
+	p := progress.NewPrinter(buf, progress.WithHeartbeat(time.Millisecond))
+	now := time.Now()
+	p.Observe(runner.Event{Kind: runner.EventRunStarted, Time: now})
+	p.Observe(runner.Event{Kind: runner.EventTaskStarted, TaskID: "count", Time: now})
+	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "running for") }, 5*time.Second, time.Millisecond)
+	require.NoError(t, p.Close())
+	var beat string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "running for") {
+			beat = l
+			break
+		}
+	}
+	require.Regexp(t, heartbeat, beat)
+
+	started, done := "     6ms  count: started", "   379ms  count: done in 373ms"
+	worker := "count: running for 2s (the worker's own words)"
+	for _, tc := range []struct {
+		name            string
+		want, got, kept []string
+	}{
+		{"page without heartbeats", []string{started, done}, []string{started, beat, beat, done}, []string{started, done}},
+		{"page with heartbeats", []string{started, beat, done}, []string{started, beat, beat, done}, []string{started, beat, beat, done}},
+		{"other text", []string{started, done}, []string{started, worker, done}, []string{started, worker, done}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.kept, withoutHeartbeats(tc.want, tc.got))
+		})
+	}
+}
+
+// lockedBuffer is a buffer that a printer's heartbeats may write while a
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
