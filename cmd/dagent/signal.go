@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
 )
@@ -16,7 +17,7 @@ import (
 // exitSignalBase is added to a signal's number to make the exit code of a
 // command it interrupted, as shells report a process a signal killed:
 // 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
-const exitSignalBase = 128
+const exitSignalBase = climain.SignalBase
 
 // signalled is the cause of a command's context that a signal cancelled.
 // Like [signal.NotifyContext]'s cause, whose text it has, it is a
@@ -75,7 +76,7 @@ func runEnd(res *runner.Result) error {
 	if code, ok := signalExit(res.Err); ok && res.Status == runner.StatusFailed {
 		return code
 	}
-	return runExit(res.Status)
+	return climain.RunExit(res.Status)
 }
 
 // resumeHint tells, on w, how to go on with a journaled run that did not
