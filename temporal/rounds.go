@@ -138,21 +138,12 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 			return nil, invalid("%v", err)
 		}
 	}
-	rp, err := executor.NewReplanning(f.in.RunID, d, roundOptions(f.in.Spec, f.initial, f)...)
+	rp, err := f.replanning(d, roundOptions(f.in.Spec, f.initial, f))
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, err
 	}
-	f.noRetry = rp.HaltClasses()
 	scope, cancel := f.budget(ctx)
 	defer cancel()
-	stopped := func() *Outcome {
-		if f.outOfTime {
-			f.emit(ctx, rp.OutOfTime(context.DeadlineExceeded).Events)
-		} else {
-			_ = rp.Cancelled(context.Canceled)
-		}
-		return f.executed(ctx, rp)
-	}
 	dec := rp.Start()
 	for {
 		if dec.Step == executor.StepRound {
@@ -167,7 +158,7 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 				err = rep.Failure.Err()
 			}
 			if scope.Err() != nil && (err != nil || a == nil || a.Check(rp.Completed()) != nil) {
-				return stopped(), nil
+				return f.stopped(ctx, rp), nil
 			}
 			var nd *plan.DAG
 			if rep.Next != nil {
@@ -196,7 +187,7 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 		dec = rp.Ran(rr, executor.RetriedTransiently(evs), cut)
 		if cut != nil && f.outOfTime {
 			f.emit(ctx, dec.Events)
-			return stopped(), nil
+			return f.stopped(ctx, rp), nil
 		}
 	}
 }
