@@ -82,6 +82,28 @@ func (f *flow) stopped(ctx workflow.Context, rp *executor.Replanning) *Outcome {
 	return f.executed(ctx, rp)
 }
 
+// runNext runs the next plan version of rp (with its reviews) in scope as
+// a plain run does, and tells rp how it ended: rp's decision, and whether
+// scope was done, the run cut short by the wall-time budget or the
+// caller's cancellation.
+func (f *flow) runNext(ctx, scope workflow.Context, rp *executor.Replanning) (executor.Decision, bool, error) {
+	next := rp.Next()
+	f.version, f.plan = next.Version, next.DAG.Plan()
+	f.emit(ctx, next.Events)
+	var evs []runner.Event
+	f.events = &evs
+	rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
+	f.events = nil
+	if err != nil {
+		return executor.Decision{}, false, err
+	}
+	var cut error
+	if scope.Err() != nil {
+		cut = context.Canceled
+	}
+	return rp.Ran(rr, executor.RetriedTransiently(evs), cut), cut != nil, nil
+}
+
 // execute runs the plan of d through the executor's replanning rules:
 // each plan version runs (with its reviews) as a plain run does, and a
 // failure a repair may mend is sent to the planner's activity.
@@ -93,24 +115,13 @@ func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
 	scope, cancel := f.budget(ctx)
 	defer cancel()
 	for {
-		next := rp.Next()
-		f.version, f.plan = next.Version, next.DAG.Plan()
-		f.emit(ctx, next.Events)
-		var evs []runner.Event
-		f.events = &evs
-		rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
-		f.events = nil
+		dec, cut, err := f.runNext(ctx, scope, rp)
 		if err != nil {
 			return nil, err
 		}
-		var cut error
-		if scope.Err() != nil {
-			cut = context.Canceled
-		}
-		dec := rp.Ran(rr, executor.RetriedTransiently(evs), cut)
 		f.emit(ctx, dec.Events)
 		switch {
-		case cut != nil && f.outOfTime:
+		case cut && f.outOfTime:
 			return f.stopped(ctx, rp), nil
 		case dec.Step != executor.StepRepair:
 			return f.executed(ctx, rp), nil

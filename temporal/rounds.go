@@ -11,7 +11,6 @@ import (
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/runner"
 )
 
 // roundTimeout bounds one round's planning.
@@ -170,22 +169,11 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 		if dec.Step != executor.StepRun {
 			return f.executed(ctx, rp), nil
 		}
-		next := rp.Next()
-		f.version, f.plan = next.Version, next.DAG.Plan()
-		f.emit(ctx, next.Events)
-		var evs []runner.Event
-		f.events = &evs
-		rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
-		f.events = nil
-		if err != nil {
+		var cut bool
+		if dec, cut, err = f.runNext(ctx, scope, rp); err != nil {
 			return nil, err
 		}
-		var cut error
-		if scope.Err() != nil {
-			cut = context.Canceled
-		}
-		dec = rp.Ran(rr, executor.RetriedTransiently(evs), cut)
-		if cut != nil && f.outOfTime {
+		if cut && f.outOfTime {
 			f.emit(ctx, dec.Events)
 			return f.stopped(ctx, rp), nil
 		}
