@@ -112,7 +112,6 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var program = climain.Program{
 	Name:          "dagent",
 	Plain:         []error{errNoLLM, errNoModel},
-	SignalExit:    signalExit,
 	WriteErrorDoc: writeErrorDoc,
 }
 

@@ -5,8 +5,9 @@
 // printed its own document.
 //
 // What differs between the commands (the program's name, errors said
-// plainly, how a signal interrupted a command, the text of the error
-// document) is given by each in a [Program].
+// plainly, the text of the error document) is given by each in a
+// [Program]; each has its own error type for a signal that interrupted a
+// command, a [Signaller].
 package climain
 
 import (
@@ -82,9 +83,6 @@ type Program struct {
 	// Plain are errors said as they are, without what wraps them, when a
 	// command's error is one of them; they exit [Usage].
 	Plain []error
-	// SignalExit, if not nil, is the exit code of an error that says a
-	// signal interrupted the command, and whether err says so.
-	SignalExit func(err error) (ExitCode, bool)
 	// WriteErrorDoc prints on w the JSON error document of err, which
 	// ended the command with code.
 	WriteErrorDoc func(w io.Writer, err error, code int) error
@@ -94,8 +92,8 @@ type Program struct {
 // on stderr unless the command did: [OK] for nil; the code of an
 // [ExitCode] in err's chain (a [Reported] included), unprinted; [Failed],
 // unprinted, for [plan.ErrInvalid], whose problems are on stderr already;
-// else err is printed, and the code is [Usage], or that of the signal
-// that interrupted the command.
+// else err is printed, and the code is that of the signal that
+// interrupted the command ([SignalExit]), or [Usage].
 func (p Program) ExitOf(err error, stderr io.Writer) int {
 	var code ExitCode
 	switch {
@@ -113,10 +111,8 @@ func (p Program) ExitOf(err error, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintln(stderr, p.Name+":", err)
-	if p.SignalExit != nil {
-		if code, ok := p.SignalExit(err); ok {
-			return int(code)
-		}
+	if code, ok := SignalExit(err); ok {
+		return int(code)
 	}
 	return Usage
 }

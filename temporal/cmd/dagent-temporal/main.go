@@ -25,7 +25,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -40,14 +39,13 @@ import (
 
 // The exit codes, those of dagent run.
 const (
-	exitOK         = climain.OK
-	exitFailed     = climain.Failed
-	exitUsage      = climain.Usage
-	exitWaiting    = climain.Waiting  // the run waits for human review
-	exitReplan     = climain.Replan   // the run needs a new plan
-	exitAnswered   = climain.Answered // the planner answered the mission directly
-	exitClarify    = climain.Clarify  // the planner asked a question about the mission
-	exitSignalBase = climain.SignalBase
+	exitOK       = climain.OK
+	exitFailed   = climain.Failed
+	exitUsage    = climain.Usage
+	exitWaiting  = climain.Waiting  // the run waits for human review
+	exitReplan   = climain.Replan   // the run needs a new plan
+	exitAnswered = climain.Answered // the planner answered the mission directly
+	exitClarify  = climain.Clarify  // the planner asked a question about the mission
 )
 
 // exitCode is an error that has already been reported and only sets the
@@ -75,8 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // program is dagent-temporal to [climain]; its JSON error document says
 // the command's error as it is.
 var program = climain.Program{
-	Name:       "dagent-temporal",
-	SignalExit: signalExit,
+	Name: "dagent-temporal",
 	WriteErrorDoc: func(w io.Writer, err error, code int) error {
 		return jsonv.EncodeIndent(w, climain.ErrorDoc{Version: 1, Error: err.Error(), ExitCode: code, Problems: plan.Problems(err)}, "  ")
 	},
@@ -138,41 +135,20 @@ func formatFlag(cmd *cobra.Command, format *string) {
 	}
 }
 
-// signalled is the cause of a command's context that a signal cancelled.
+// signalled is the cause of a command's context that a signal cancelled,
+// a [climain.Signaller].
 type signalled struct{ sig syscall.Signal }
 
 func (s signalled) Error() string { return s.sig.String() + " signal received" }
 
 func (signalled) Is(target error) bool { return target == context.Canceled }
 
-// signalExit is the exit code of a command that err says a signal
-// interrupted.
-func signalExit(err error) (exitCode, bool) {
-	var s signalled
-	if !errors.As(err, &s) {
-		return 0, false
-	}
-	return exitCode(exitSignalBase + int(s.sig)), true
-}
+func (s signalled) ExitSignal() syscall.Signal { return s.sig }
 
 // interruptible is the command's context, cancelled by SIGINT or SIGTERM
 // with a [signalled] cause.
 func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(cmd.Context())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		select {
-		case s := <-ch:
-			sig, _ := s.(syscall.Signal)
-			cancel(signalled{sig})
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		cancel(context.Canceled)
-	}
+	return climain.Interruptible(cmd, func(sig syscall.Signal) error { return signalled{sig} })
 }
 
 // cause is err, or the signal that cancelled ctx when one did.
