@@ -58,56 +58,80 @@ func replanOptions(s durable.Spec, initial map[string]any, m executor.Meter) []e
 	return opts
 }
 
-// execute runs the plan of d through the executor's replanning rules:
-// each plan version runs (with its reviews) as a plain run does, and a
-// failure a repair may mend is sent to the planner's activity.
-func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
-	rp, err := executor.NewReplanning(f.in.RunID, d, replanOptions(f.in.Spec, f.initial, f)...)
+// replanning opens the executor's replanning session of the run on d with
+// opts, as execute and rounds drive it: an invalid-input error when it
+// cannot be opened; the classes of failure that halt it are those f does
+// not retry.
+func (f *flow) replanning(d *plan.DAG, opts []executor.Option) (*executor.Replanning, error) {
+	rp, err := executor.NewReplanning(f.in.RunID, d, opts...)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
 	f.noRetry = rp.HaltClasses()
+	return rp, nil
+}
+
+// stopped ends the execution of rp cut short by the wall-time budget or
+// the caller's cancellation.
+func (f *flow) stopped(ctx workflow.Context, rp *executor.Replanning) *Outcome {
+	if f.outOfTime {
+		f.emit(ctx, rp.OutOfTime(context.DeadlineExceeded).Events)
+	} else {
+		_ = rp.Cancelled(context.Canceled)
+	}
+	return f.executed(ctx, rp)
+}
+
+// runNext runs the next plan version of rp (with its reviews) in scope as
+// a plain run does, and tells rp how it ended: rp's decision, and whether
+// scope was done, the run cut short by the wall-time budget or the
+// caller's cancellation.
+func (f *flow) runNext(ctx, scope workflow.Context, rp *executor.Replanning) (executor.Decision, bool, error) {
+	next := rp.Next()
+	f.version, f.plan = next.Version, next.DAG.Plan()
+	f.emit(ctx, next.Events)
+	var evs []runner.Event
+	f.events = &evs
+	rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
+	f.events = nil
+	if err != nil {
+		return executor.Decision{}, false, err
+	}
+	var cut error
+	if scope.Err() != nil {
+		cut = context.Canceled
+	}
+	return rp.Ran(rr, executor.RetriedTransiently(evs), cut), cut != nil, nil
+}
+
+// execute runs the plan of d through the executor's replanning rules:
+// each plan version runs (with its reviews) as a plain run does, and a
+// failure a repair may mend is sent to the planner's activity.
+func (f *flow) execute(ctx workflow.Context, d *plan.DAG) (*Outcome, error) {
+	rp, err := f.replanning(d, replanOptions(f.in.Spec, f.initial, f))
+	if err != nil {
+		return nil, err
+	}
 	scope, cancel := f.budget(ctx)
 	defer cancel()
-	// stopped ends the execution cut short by the wall-time budget or
-	// the caller's cancellation.
-	stopped := func() *Outcome {
-		if f.outOfTime {
-			f.emit(ctx, rp.OutOfTime(context.DeadlineExceeded).Events)
-		} else {
-			_ = rp.Cancelled(context.Canceled)
-		}
-		return f.executed(ctx, rp)
-	}
 	for {
-		next := rp.Next()
-		f.version, f.plan = next.Version, next.DAG.Plan()
-		f.emit(ctx, next.Events)
-		var evs []runner.Event
-		f.events = &evs
-		rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
-		f.events = nil
+		dec, cut, err := f.runNext(ctx, scope, rp)
 		if err != nil {
 			return nil, err
 		}
-		var cut error
-		if scope.Err() != nil {
-			cut = context.Canceled
-		}
-		dec := rp.Ran(rr, executor.RetriedTransiently(evs), cut)
 		f.emit(ctx, dec.Events)
 		switch {
-		case cut != nil && f.outOfTime:
-			return stopped(), nil
+		case cut && f.outOfTime:
+			return f.stopped(ctx, rp), nil
 		case dec.Step != executor.StepRepair:
 			return f.executed(ctx, rp), nil
 		}
 		if c := rp.Cooldown(); c > 0 && workflow.Sleep(scope, c) != nil {
-			return stopped(), nil
+			return f.stopped(ctx, rp), nil
 		}
 		rep, nd, err := f.repair(scope, rp, dec.Failure)
 		if scope.Err() != nil {
-			return stopped(), nil
+			return f.stopped(ctx, rp), nil
 		}
 		rp.Spend(rep.Usage)
 		f.charge(&Spend{Usage: rep.Usage, Calls: rep.Calls})

@@ -11,7 +11,6 @@ import (
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/runner"
 )
 
 // roundTimeout bounds one round's planning.
@@ -138,21 +137,12 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 			return nil, invalid("%v", err)
 		}
 	}
-	rp, err := executor.NewReplanning(f.in.RunID, d, roundOptions(f.in.Spec, f.initial, f)...)
+	rp, err := f.replanning(d, roundOptions(f.in.Spec, f.initial, f))
 	if err != nil {
-		return nil, invalid("%v", err)
+		return nil, err
 	}
-	f.noRetry = rp.HaltClasses()
 	scope, cancel := f.budget(ctx)
 	defer cancel()
-	stopped := func() *Outcome {
-		if f.outOfTime {
-			f.emit(ctx, rp.OutOfTime(context.DeadlineExceeded).Events)
-		} else {
-			_ = rp.Cancelled(context.Canceled)
-		}
-		return f.executed(ctx, rp)
-	}
 	dec := rp.Start()
 	for {
 		if dec.Step == executor.StepRound {
@@ -167,7 +157,7 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 				err = rep.Failure.Err()
 			}
 			if scope.Err() != nil && (err != nil || a == nil || a.Check(rp.Completed()) != nil) {
-				return stopped(), nil
+				return f.stopped(ctx, rp), nil
 			}
 			var nd *plan.DAG
 			if rep.Next != nil {
@@ -179,24 +169,13 @@ func (f *flow) rounds(ctx workflow.Context) (*Outcome, error) {
 		if dec.Step != executor.StepRun {
 			return f.executed(ctx, rp), nil
 		}
-		next := rp.Next()
-		f.version, f.plan = next.Version, next.DAG.Plan()
-		f.emit(ctx, next.Events)
-		var evs []runner.Event
-		f.events = &evs
-		rr, err := f.reviewed(scope, next.DAG, next.ID, next.Initial)
-		f.events = nil
-		if err != nil {
+		var cut bool
+		if dec, cut, err = f.runNext(ctx, scope, rp); err != nil {
 			return nil, err
 		}
-		var cut error
-		if scope.Err() != nil {
-			cut = context.Canceled
-		}
-		dec = rp.Ran(rr, executor.RetriedTransiently(evs), cut)
-		if cut != nil && f.outOfTime {
+		if cut && f.outOfTime {
 			f.emit(ctx, dec.Events)
-			return stopped(), nil
+			return f.stopped(ctx, rp), nil
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/registry/regfile"
@@ -134,7 +135,7 @@ func loadCatalog(cmd *cobra.Command, path string) (*registry.Registry, string, e
 	reg, digest, err := regfile.LoadDigest(path)
 	if errors.Is(err, regfile.ErrInvalidRegistry) && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
-		return nil, "", reported{exitInvalid, err.Error()}
+		return nil, "", climain.Reported{Code: exitInvalid, Msg: err.Error()}
 	}
 	return reg, digest, err
 }

@@ -44,50 +44,33 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
 )
 
 // The exit codes of every command; main.go's package comment says what
 // each means.
 const (
-	exitOK       = 0
-	exitInvalid  = 1
-	exitUsage    = 2
-	exitWaiting  = 3 // the run waits for human review
-	exitReplan   = 4 // the run needs a new plan
-	exitAnswered = 5 // the planner answered the mission directly
-	exitClarify  = 6 // the planner asks the user a question
+	exitOK       = climain.OK
+	exitInvalid  = climain.Failed
+	exitUsage    = climain.Usage
+	exitWaiting  = climain.Waiting  // the run waits for human review
+	exitReplan   = climain.Replan   // the run needs a new plan
+	exitAnswered = climain.Answered // the planner answered the mission directly
+	exitClarify  = climain.Clarify  // the planner asks the user a question
 )
 
 // exitCode is an error that has already been reported and only sets the
 // process's exit code.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
-// runExit is the exit of a run that ended with status s.
-func runExit(s runner.Status) error {
-	switch s {
-	case runner.StatusCompleted:
-		return nil
-	case runner.StatusWaiting:
-		return exitCode(exitWaiting)
-	case runner.StatusReplanRequired:
-		return exitCode(exitReplan)
-	}
-	return exitCode(exitInvalid)
-}
+type exitCode = climain.ExitCode
 
 func main() {
 	if os.Getenv("GOGC") == "" {
@@ -121,45 +104,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // fails before it prints its document prints a JSON error document
 // instead.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := &countingWriter{w: stdout}
-	root := newRoot(stdin, out, stderr)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
-	code := exitOf(err, stderr)
-	if code != exitOK && out.n == 0 && jsonAsked(cmd) {
-		if werr := writeErrorDoc(out, err, code); werr != nil {
-			fmt.Fprintln(stderr, "dagent:", werr)
-		}
-	}
-	return code
+	return program.Execute(func(out io.Writer) *cobra.Command { return newRoot(stdin, out, stderr) }, args, stdout, stderr)
 }
 
-// exitOf is the exit code of a command that returned err, which it
-// prints on stderr unless the command did.
-func exitOf(err error, stderr io.Writer) int {
-	var code exitCode
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &code):
-		return int(code)
-	case errors.Is(err, plan.ErrInvalid):
-		// The problems themselves are already on stderr.
-		return exitInvalid
-	case errors.Is(err, errNoLLM):
-		// Said plainly, without what asked for the LLM.
-		fmt.Fprintln(stderr, "dagent:", errNoLLM)
-		return exitUsage
-	case errors.Is(err, errNoModel):
-		fmt.Fprintln(stderr, "dagent:", errNoModel)
-		return exitUsage
-	default:
-		fmt.Fprintln(stderr, "dagent:", err)
-		if code, ok := signalExit(err); ok {
-			return int(code)
-		}
-		return exitUsage
-	}
+// program is dagent to [climain]: the errors that need no LLM to be
+// understood are said plainly, without what asked for the LLM.
+var program = climain.Program{
+	Name:          "dagent",
+	Plain:         []error{errNoLLM, errNoModel},
+	WriteErrorDoc: writeErrorDoc,
 }
 
 // Helpers shared by the commands.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/runflags"
 	"github.com/dagent-dev/dagent/registry"
@@ -359,7 +360,7 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	if errors.As(err, &refused) {
 		head, min := refusal(refused)
 		writeFindings(errOut, "dagent: "+head+":", refused.Report, min)
-		return reported{exitInvalid, head}
+		return climain.Reported{Code: exitInvalid, Msg: head}
 	}
 	if out == nil || out.Result == nil {
 		return problems(r.cmd, err) // nothing ran

@@ -5,47 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"syscall"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/spf13/cobra"
 )
 
-// exitSignalBase is added to a signal's number to make the exit code of a
-// command it interrupted, as shells report a process a signal killed:
-// 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
-const exitSignalBase = 128
-
 // signalled is the cause of a command's context that a signal cancelled.
 // Like [signal.NotifyContext]'s cause, whose text it has, it is a
-// [context.Canceled]: the journal holds the run as cancelled.
+// [context.Canceled]: the journal holds the run as cancelled. It is a
+// [climain.Signaller]: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
 type signalled struct{ sig syscall.Signal }
 
 func (s signalled) Error() string { return s.sig.String() + " signal received" }
 
 func (signalled) Is(target error) bool { return target == context.Canceled }
 
+func (s signalled) ExitSignal() syscall.Signal { return s.sig }
+
 // interruptible is the command's context, cancelled by Ctrl-C or SIGTERM
 // with a [signalled] cause, which sets the command's exit code. After
 // stop, a second signal has its default effect again.
 func interruptible(cmd *cobra.Command) (ctx context.Context, stop context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(cmd.Context())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		select {
-		case s := <-ch:
-			sig, _ := s.(syscall.Signal)
-			cancel(signalled{sig})
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		cancel(context.Canceled)
-	}
+	return climain.Interruptible(cmd, func(sig syscall.Signal) error { return signalled{sig} })
 }
 
 // interrupted is err marked with the signal that cancelled ctx, if one
@@ -61,13 +44,7 @@ func interrupted(ctx context.Context, err error) error {
 
 // signalExit is the exit code of a command that err says a signal
 // interrupted.
-func signalExit(err error) (exitCode, bool) {
-	var s signalled
-	if !errors.As(err, &s) {
-		return 0, false
-	}
-	return exitCode(exitSignalBase + int(s.sig)), true
-}
+func signalExit(err error) (exitCode, bool) { return climain.SignalExit(err) }
 
 // runEnd is the exit of a run that ended with res: by its status, or that
 // of the signal that interrupted it.
@@ -75,7 +52,7 @@ func runEnd(res *runner.Result) error {
 	if code, ok := signalExit(res.Err); ok && res.Status == runner.StatusFailed {
 		return code
 	}
-	return runExit(res.Status)
+	return climain.RunExit(res.Status)
 }
 
 // resumeHint tells, on w, how to go on with a journaled run that did not

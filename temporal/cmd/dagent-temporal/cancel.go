@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/temporal"
 )
 
@@ -38,7 +39,7 @@ connection.`,
 			if status, ok := endedAs(ctx, c, args[0]); ok {
 				msg := fmt.Sprintf("run %s has ended already (%s): nothing to cancel", args[0], status)
 				fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
-				return reported{exitFailed, msg}
+				return climain.Reported{Code: exitFailed, Msg: msg}
 			}
 			if err := temporal.Cancel(ctx, c, args[0]); err != nil {
 				return fmt.Errorf("run %s: %w", args[0], err)

@@ -25,49 +25,32 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/runner"
 )
 
 // The exit codes, those of dagent run.
 const (
-	exitOK         = 0
-	exitFailed     = 1
-	exitUsage      = 2
-	exitWaiting    = 3 // the run waits for human review
-	exitReplan     = 4 // the run needs a new plan
-	exitAnswered   = 5 // the planner answered the mission directly
-	exitClarify    = 6 // the planner asked a question about the mission
-	exitSignalBase = 128
+	exitOK       = climain.OK
+	exitFailed   = climain.Failed
+	exitUsage    = climain.Usage
+	exitWaiting  = climain.Waiting  // the run waits for human review
+	exitReplan   = climain.Replan   // the run needs a new plan
+	exitAnswered = climain.Answered // the planner answered the mission directly
+	exitClarify  = climain.Clarify  // the planner asked a question about the mission
 )
 
 // exitCode is an error that has already been reported and only sets the
 // process's exit code.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
-// runExit is the exit of a run that ended with status s.
-func runExit(s runner.Status) error {
-	switch s {
-	case runner.StatusCompleted:
-		return nil
-	case runner.StatusWaiting:
-		return exitCode(exitWaiting)
-	case runner.StatusReplanRequired:
-		return exitCode(exitReplan)
-	}
-	return exitCode(exitFailed)
-}
+type exitCode = climain.ExitCode
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -84,81 +67,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out, errOut := prose.NewWriter(stdout), prose.NewWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	counted := &countingWriter{w: out}
-	root := newRoot(counted, errOut)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
-	code := exitOf(err, errOut)
-	if code != exitOK && counted.n == 0 && jsonAsked(cmd) {
-		doc := errorDoc{Version: 1, Error: err.Error(), ExitCode: code, Problems: plan.Problems(err)}
-		if werr := jsonv.EncodeIndent(counted, doc, "  "); werr != nil {
-			fmt.Fprintln(errOut, "dagent-temporal:", werr)
-		}
-	}
-	return code
+	return program.Execute(func(w io.Writer) *cobra.Command { return newRoot(w, errOut) }, args, out, errOut)
 }
 
-// errorDoc is the JSON error document of a command that failed before it
-// printed its document; the error is on standard error too, as text.
-type errorDoc struct {
-	Version  int             `json:"version"`
-	Error    string          `json:"error"`
-	ExitCode int             `json:"exit_code"`
-	Problems []*plan.Problem `json:"problems,omitempty"`
-}
-
-// reported is an error a command has printed on standard error already:
-// code is the command's exit code, msg what the JSON error document says.
-type reported struct {
-	code exitCode
-	msg  string
-}
-
-func (r reported) Error() string { return r.msg }
-
-func (r reported) Unwrap() error { return r.code }
-
-// countingWriter counts what goes through it: whether a command printed
-// its document.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// jsonAsked reports whether cmd was run with --format json.
-func jsonAsked(cmd *cobra.Command) bool {
-	if cmd == nil {
-		return false
-	}
-	f := cmd.Flags().Lookup("format")
-	return f != nil && f.Changed && f.Value.String() == "json"
+// program is dagent-temporal to [climain]; its JSON error document says
+// the command's error as it is.
+var program = climain.Program{
+	Name: "dagent-temporal",
+	WriteErrorDoc: func(w io.Writer, err error, code int) error {
+		return jsonv.EncodeIndent(w, climain.ErrorDoc{Version: 1, Error: err.Error(), ExitCode: code, Problems: plan.Problems(err)}, "  ")
+	},
 }
 
 // exitOf is the exit code of a command that returned err, which it
 // prints on stderr unless the command did.
-func exitOf(err error, stderr io.Writer) int {
-	var code exitCode
-	var sig signalled
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &code):
-		return int(code)
-	case errors.Is(err, plan.ErrInvalid):
-		return exitFailed // the problems are on stderr already
-	case errors.As(err, &sig):
-		fmt.Fprintln(stderr, "dagent-temporal:", err)
-		return exitSignalBase + int(sig.sig)
-	}
-	fmt.Fprintln(stderr, "dagent-temporal:", err)
-	return exitUsage
-}
+func exitOf(err error, stderr io.Writer) int { return program.ExitOf(err, stderr) }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -212,31 +135,20 @@ func formatFlag(cmd *cobra.Command, format *string) {
 	}
 }
 
-// signalled is the cause of a command's context that a signal cancelled.
+// signalled is the cause of a command's context that a signal cancelled,
+// a [climain.Signaller].
 type signalled struct{ sig syscall.Signal }
 
 func (s signalled) Error() string { return s.sig.String() + " signal received" }
 
 func (signalled) Is(target error) bool { return target == context.Canceled }
 
+func (s signalled) ExitSignal() syscall.Signal { return s.sig }
+
 // interruptible is the command's context, cancelled by SIGINT or SIGTERM
 // with a [signalled] cause.
 func interruptible(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(cmd.Context())
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		select {
-		case s := <-ch:
-			sig, _ := s.(syscall.Signal)
-			cancel(signalled{sig})
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		cancel(context.Canceled)
-	}
+	return climain.Interruptible(cmd, func(sig syscall.Signal) error { return signalled{sig} })
 }
 
 // cause is err, or the signal that cancelled ctx when one did.

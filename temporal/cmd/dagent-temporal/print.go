@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/runner"
@@ -83,7 +84,7 @@ func printOutcome(cmd *cobra.Command, out *temporal.Outcome, format string) erro
 		if err := jsonv.EncodeIndent(w, out, "  "); err != nil {
 			return err
 		}
-		return runExit(res.Status)
+		return climain.RunExit(res.Status)
 	}
 	head := fmt.Sprintf("run %s %s in %v", res.RunID, res.Status, res.Duration.Round(time.Millisecond))
 	if out.Execution != nil && out.Execution.ReplanCount > 0 {
@@ -95,7 +96,7 @@ func printOutcome(cmd *cobra.Command, out *temporal.Outcome, format string) erro
 	}
 	writeTasks(w, res.Tasks)
 	writeReviews(w, res.RunID, res.PendingReviews)
-	return runExit(res.Status)
+	return climain.RunExit(res.Status)
 }
 
 // printSnapshot prints where a running run is: as text, its tasks; as
@@ -187,7 +188,7 @@ func runFailed(cmd *cobra.Command, runID string, err error) error {
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", prose.OneLine(msg))
-	return reported{exitFailed, msg}
+	return climain.Reported{Code: exitFailed, Msg: msg}
 }
 
 // ended reports whether err says how a workflow ended: it is one of the

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/internal/runflags"
 	"github.com/dagent-dev/dagent/llm/openai"
@@ -218,7 +219,7 @@ func readPlan(cmd *cobra.Command, path string, allowUnknown bool) (*plan.Plan, e
 		msg := fmt.Sprintf("not started: %s near a known key, so the plan would not run as written; fix the plan, or pass --allow-unknown-keys",
 			prose.Plural(near, "unknown key"))
 		fmt.Fprintln(cmd.ErrOrStderr(), "dagent-temporal:", msg)
-		return nil, reported{exitFailed, msg}
+		return nil, climain.Reported{Code: exitFailed, Msg: msg}
 	}
 	return p, nil
 }
