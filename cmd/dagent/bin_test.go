@@ -14,7 +14,10 @@ import (
 // built once per test binary, into the directory TestMain removes.
 var built = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(testDir, "bin", "dagent")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	// Without VCS stamping, whatever the machine's go env says: the docs
+	// show the version of a development build, "devel", not the
+	// pseudo-version of the checkout's commit.
+	out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %w: %s", err, out)
 	}
