@@ -5,18 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/build"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	sdktemporal "go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -26,6 +22,7 @@ import (
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/temporal"
+	"github.com/dagent-dev/dagent/temporal/internal/devserver"
 )
 
 // The benchmarks of this file measure what running on Temporal costs: a
@@ -41,45 +38,16 @@ import (
 // BenchmarkDevServerOverhead/paired alternates the two workflows and
 // reports their ratio.
 
-// benchCLI finds the temporal CLI as the suite does: $DAGENT_TEMPORAL_CLI,
-// PATH, then $GOPATH/bin. Empty if none.
-func benchCLI() string {
-	if p := os.Getenv("DAGENT_TEMPORAL_CLI"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = build.Default.GOPATH
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		if p := filepath.Join(dir, "bin", "temporal"); fileExists(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // devServer starts a dev server for the benchmark, stopped when it ends;
 // it skips without the temporal CLI.
 func devServer(b *testing.B) client.Client {
 	b.Helper()
-	cli := benchCLI()
+	cli := devserver.CLI()
 	if cli == "" {
-		b.Skip("no temporal CLI: set DAGENT_TEMPORAL_CLI, put temporal on PATH, or " +
-			"CGO_ENABLED=0 go install github.com/temporalio/cli/cmd/temporal@v1.5.1")
+		b.Skip(devserver.Missing)
 	}
 	var out bytes.Buffer
-	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
-		ExistingPath: cli, ClientOptions: &client.Options{Logger: quietLogger()}, LogLevel: "error", Stdout: &out, Stderr: &out,
-	})
+	srv, err := devserver.Start(context.Background(), cli, quietLogger(), &out)
 	if err != nil {
 		b.Fatalf("starting the dev server: %v\n%s", err, out.String())
 	}

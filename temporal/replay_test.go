@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"go/build"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -22,7 +20,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -31,6 +28,7 @@ import (
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/temporal/internal/devserver"
 )
 
 // The recorded histories of the workflow, which today's workflow must
@@ -76,32 +74,6 @@ func quietLogger() log.Logger {
 	return log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 }
 
-// recordCLI finds the temporal CLI: $DAGENT_TEMPORAL_CLI, else temporal
-// on PATH, else the one go install puts in $GOPATH/bin. Empty if none.
-func recordCLI() string {
-	if p := os.Getenv("DAGENT_TEMPORAL_CLI"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = build.Default.GOPATH
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		if p := filepath.Join(dir, "bin", "temporal"); fileExists(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // TestRecordHistories runs, on a dev server, a plan that retries, verifies
 // and waits for a review approved by an update ([Decide]), a plan whose
 // tail a scripted planner repairs, a mission the planner plans whose
@@ -111,18 +83,12 @@ func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to record the histories")
 	}
-	cli := recordCLI()
-	require.NotEmpty(t, cli, "no temporal CLI")
+	cli := devserver.CLI()
+	require.NotEmpty(t, cli, devserver.Missing)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Without ExistingPath the helper downloads the CLI; its output goes
-	// to the test's own stdout and stderr unless redirected.
 	var out bytes.Buffer
-	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:  cli,
-		ClientOptions: &client.Options{Logger: quietLogger()},
-		LogLevel:      "error", Stdout: &out, Stderr: &out,
-	})
+	srv, err := devserver.Start(ctx, cli, quietLogger(), &out)
 	require.NoError(t, err, out.String())
 	defer func() { _ = srv.Stop() }()
 	c := srv.Client()

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"go/build"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -18,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/temporal/internal/devserver"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -49,28 +48,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// temporalCLI finds the temporal CLI: $DAGENT_TEMPORAL_CLI, else temporal
-// on PATH, else the one go install puts in $GOPATH/bin. Empty if none.
-func temporalCLI() string {
-	if p := os.Getenv("DAGENT_TEMPORAL_CLI"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		gopath = build.Default.GOPATH
-	}
-	for _, dir := range filepath.SplitList(gopath) {
-		p := filepath.Join(dir, "bin", "temporal")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // setup skips the test under -short or without the temporal CLI, and
 // otherwise starts the dev server and builds dagent-temporal, once.
 func setup(t *testing.T) {
@@ -78,10 +55,9 @@ func setup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no Temporal dev server")
 	}
-	cli := temporalCLI()
+	cli := devserver.CLI()
 	if cli == "" {
-		t.Skip("no temporal CLI: set DAGENT_TEMPORAL_CLI, put temporal on PATH, or " +
-			"CGO_ENABLED=0 go install github.com/temporalio/cli/cmd/temporal@v1.5.1")
+		t.Skip(devserver.Missing)
 	}
 	env.once.Do(func() { env.err = start(cli) })
 	if env.err != nil {
@@ -107,13 +83,7 @@ func start(cli string) error {
 	env.logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	env.srv, err = testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-		ExistingPath:  cli,
-		ClientOptions: &client.Options{Logger: env.logger},
-		LogLevel:      "error",
-		Stdout:        &env.out,
-		Stderr:        &env.out,
-	})
+	env.srv, err = devserver.Start(ctx, cli, env.logger, &env.out)
 	if err != nil {
 		return fmt.Errorf("starting the dev server (%s): %w", cli, err)
 	}
