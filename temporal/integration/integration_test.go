@@ -198,6 +198,15 @@ func indexOf(all []execution, e execution) int {
 	return -1
 }
 
+// reviewPlan is a draft, its human review, and what publishes it.
+func reviewPlan() planDoc {
+	return planDoc{Tasks: []task{
+		{ID: "draft", Agent: "step"},
+		{ID: "review", Type: "human_review", Input: "Publish the draft?", DependsOn: []string{"draft"}},
+		{ID: "publish", Agent: "step", DependsOn: []string{"review"}},
+	}}
+}
+
 // TestReviewApprovedFromTheCLI: a run waits for a human review; start
 // --wait exits 3, show reports the review, approve refuses a task that is
 // no review of the plan, approve from the command sends the decision, and
@@ -206,11 +215,7 @@ func TestReviewApprovedFromTheCLI(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
 	startWorker(t, q, "DAGENT_IT_LOG="+log)
-	p := planDoc{Tasks: []task{
-		{ID: "draft", Agent: "step"},
-		{ID: "review", Type: "human_review", Input: "Publish the draft?", DependsOn: []string{"draft"}},
-		{ID: "publish", Agent: "step", DependsOn: []string{"review"}},
-	}}
+	p := reviewPlan()
 	runID := "it-review-" + time.Now().Format("150405.000")
 	code, stdout, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID, "--wait")
 	require.Equal(t, 3, code, "waiting for review: %s%s", stdout, stderr)
@@ -379,11 +384,7 @@ func TestReviewRejectedFromTheCLI(t *testing.T) {
 	setup(t)
 	q, log := queue(t), filepath.Join(t.TempDir(), "executions.log")
 	startWorker(t, q, "DAGENT_IT_LOG="+log)
-	p := planDoc{Tasks: []task{
-		{ID: "draft", Agent: "step"},
-		{ID: "review", Type: "human_review", Input: "Publish the draft?", DependsOn: []string{"draft"}},
-		{ID: "publish", Agent: "step", DependsOn: []string{"review"}},
-	}}
+	p := reviewPlan()
 	runID := "it-reject-" + time.Now().Format("150405.000")
 	code, _, stderr := dagentTemporal(t, "start", writePlan(t, p), "--task-queue", q, "--run-id", runID)
 	require.Equal(t, 0, code, stderr)
