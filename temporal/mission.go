@@ -71,16 +71,7 @@ func (a *Activities) Plan(ctx context.Context, in PlanRequest) (PlanReply, error
 
 // planner is the worker's planner on c, with the spec's settings.
 func (a *Activities) planner(c llm.Client, s durable.LLMSpec) *metaplanner.Planner {
-	opts := []metaplanner.Option{metaplanner.WithRegistry(a.reg), metaplanner.WithMaxCorrections(s.MaxCorrections)}
-	if s.Brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := s.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if s.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(s.PlannerOptions(), metaplanner.WithRegistry(a.reg))
 	if s.Model != "" {
 		opts = append(opts, metaplanner.WithModel(s.Model))
 	}

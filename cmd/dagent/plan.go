@@ -82,16 +82,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.llm.fixes)}
-	if f.llm.brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := f.llm.temperatureSet(cmd); t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if f.llm.planOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(f.llm.spec(cmd).PlannerOptions(), metaplanner.WithRegistry(reg))
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)

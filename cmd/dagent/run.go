@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -240,8 +239,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err := runnable(cmd, f.registry, reg); err != nil {
 		return err
 	}
-	spec.LLM = durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes, PlanOnly: f.llm.planOnly,
-		Temperature: f.llm.temperatureSet(cmd), MaxTurns: spec.LLM.MaxTurns}
+	maxTurns := spec.LLM.MaxTurns
+	spec.LLM = f.llm.spec(cmd)
+	spec.LLM.MaxTurns = maxTurns
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
