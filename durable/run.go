@@ -517,16 +517,7 @@ func (l *launch) planner(mem *metaplanner.Memory) (*metaplanner.Planner, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := []metaplanner.Option{metaplanner.WithRegistry(l.reg), metaplanner.WithMaxCorrections(l.spec.LLM.MaxCorrections), metaplanner.WithMemory(mem)}
-	if l.spec.LLM.Brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := l.spec.LLM.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if l.spec.LLM.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(l.spec.LLM.PlannerOptions(), metaplanner.WithRegistry(l.reg), metaplanner.WithMemory(mem))
 	return metaplanner.New(c, opts...), nil
 }
 
