@@ -218,7 +218,7 @@ func (l *Linter) lint(ctx context.Context, path string, src []byte) (Result, err
 	if cfg == nil {
 		var err error
 		if cfg, err = FindConfig(planDir(path)); err != nil {
-			return res, err
+			return Result{}, err
 		}
 	}
 	r := rules{disabled: map[string]bool{}, failOn: critic.GateCritical}
@@ -240,7 +240,7 @@ func (l *Linter) lint(ctx context.Context, path string, src []byte) (Result, err
 			}
 			reg, err := load(res.Registry)
 			if err != nil {
-				return res, err
+				return Result{}, err
 			}
 			catalog = reg
 		}
@@ -248,7 +248,7 @@ func (l *Linter) lint(ctx context.Context, path string, src []byte) (Result, err
 	if src == nil {
 		var err error
 		if src, err = l.read(path); err != nil {
-			return res, err
+			return Result{}, err
 		}
 	}
 
@@ -267,7 +267,7 @@ func (l *Linter) lint(ctx context.Context, path string, src []byte) (Result, err
 	if rv := l.opts.Reviewer; rv != nil && p != nil && len(p.Tasks) > 0 {
 		more, err := rv.Review(ctx, p, rep)
 		if err != nil {
-			return res, &ReviewError{Path: path, Err: err}
+			return Result{}, &ReviewError{Path: path, Err: err}
 		}
 		rep = critic.Merge(rep, p, more)
 	}
