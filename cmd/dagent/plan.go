@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/spf13/cobra"
@@ -112,7 +113,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 func readMission(cmd *cobra.Command, arg string) (string, error) {
 	mission := arg
 	if arg == "-" {
-		data, err := read(cmd.InOrStdin(), "-", "mission", maxPlanBytes)
+		data, err := capread.Read(cmd.InOrStdin(), "-", "mission", maxPlanBytes)
 		if err != nil {
 			return "", err
 		}

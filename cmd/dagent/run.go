@@ -11,6 +11,7 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/internal/runflags"
 	"github.com/dagent-dev/dagent/registry"
@@ -387,7 +388,7 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 
 // readReviews reads the decisions of a --reviews file ("-" for stdin).
 func readReviews(cmd *cobra.Command, path string) (map[string]runner.Decision, error) {
-	data, err := read(cmd.InOrStdin(), path, "reviews", maxResultsBytes)
+	data, err := capread.Read(cmd.InOrStdin(), path, "reviews", maxResultsBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +402,7 @@ func readReviews(cmd *cobra.Command, path string) (map[string]runner.Decision, e
 // readInitial reads an --initial-results file ("-" for stdin): task
 // outputs by id, or an earlier JSON result, whose run id it returns too.
 func readInitial(cmd *cobra.Command, path string) (outputs map[string]any, runID string, err error) {
-	data, err := read(cmd.InOrStdin(), path, "initial results", maxResultsBytes)
+	data, err := capread.Read(cmd.InOrStdin(), path, "initial results", maxResultsBytes)
 	if err != nil {
 		return nil, "", err
 	}

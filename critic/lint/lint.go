@@ -10,6 +10,7 @@ import (
 
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/critic/report"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/registry/regfile"
@@ -298,50 +299,15 @@ func errorf(errs []error, format string, args ...any) error {
 }
 
 // read reads the file at path, or standard input for report.Stdin, up to
-// the limit: a regular file over it is refused by its size, before a
-// byte of it is read.
+// the limit.
 func (l *Linter) read(path string) ([]byte, error) {
-	name := path
-	var r io.Reader
-	if path == report.Stdin {
-		name = "standard input"
-		r = l.opts.Stdin
-		if r == nil {
-			r = os.Stdin
-		}
-	} else {
-		f, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errorf([]error{err}, "read plan: %s does not exist", path)
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && l.limit >= 0 && info.Size() > l.limit {
-			return nil, errorf([]error{ErrTooLarge}, "read plan: %s is %d bytes, over the limit of %d", name, info.Size(), l.limit)
-		}
-		r = f
+	stdin := l.opts.Stdin
+	if stdin == nil {
+		stdin = os.Stdin
 	}
-	if l.limit < 0 {
-		data, err := io.ReadAll(r)
-		return data, readError(path, err)
+	data, err := capread.Read(stdin, path, "plan", l.limit)
+	if tl := (*capread.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, errorf([]error{ErrTooLarge, err}, "%s", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, l.limit+1))
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	if int64(len(data)) > l.limit {
-		return nil, errorf([]error{ErrTooLarge}, "read plan: %s holds more than %d bytes, the limit", name, l.limit)
-	}
-	return data, nil
-}
-
-// readError names standard input in an error reading it; a file's error
-// names the file already.
-func readError(path string, err error) error {
-	if err != nil && path == report.Stdin {
-		return fmt.Errorf("read standard input: %w", err)
-	}
-	return err
+	return data, err
 }
