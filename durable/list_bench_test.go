@@ -54,6 +54,18 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+		b.Run(tc.name+"/sql", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				page, err := durable.List(ctx, s, durable.Query{Statuses: tc.statuses, Limit: 50})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(page.Runs) != 50 || page.Total < 50 {
+					b.Fatalf("%d runs on the page, %d in all", len(page.Runs), page.Total)
+				}
+			}
+		})
 	}
 }
 
