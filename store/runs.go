@@ -20,6 +20,8 @@ type RunQuery struct {
 	// UpdatedBefore keeps the runs last updated ([Summary.Updated])
 	// before it; the zero time: any.
 	UpdatedBefore time.Time
+	// IDs keeps the runs of these ids; none: any id.
+	IDs []string
 	// Exclude leaves out the runs of these ids.
 	Exclude []string
 	// Limit is how many summaries to return at most (0: all of them);
@@ -59,15 +61,21 @@ func (q RunQuery) where() (string, []any, error) {
 		conds = append(conds, updatedSQL+` < ?`)
 		args = append(args, q.UpdatedBefore.UnixNano())
 	}
-	if len(q.Exclude) > 0 {
-		// One argument however many runs are left out: SQLite limits
-		// the arguments of a statement.
-		ids, err := json.Marshal(q.Exclude)
+	// A list of ids is one argument however long it is: SQLite limits
+	// the arguments of a statement.
+	for _, ids := range []struct {
+		cond string
+		ids  []string
+	}{{`r.id IN (SELECT value FROM json_each(?))`, q.IDs}, {`r.id NOT IN (SELECT value FROM json_each(?))`, q.Exclude}} {
+		if len(ids.ids) == 0 {
+			continue
+		}
+		list, err := json.Marshal(ids.ids)
 		if err != nil {
 			return "", nil, err
 		}
-		conds = append(conds, `r.id NOT IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(ids))
+		conds = append(conds, ids.cond)
+		args = append(args, string(list))
 	}
 	if len(conds) == 0 {
 		return "", nil, nil

@@ -347,6 +347,9 @@ func testRuns(t *testing.T, open func(*testing.T) store.Store) {
 		{"updated before", store.RunQuery{UpdatedBefore: t0.Add(50 * time.Hour)}, []string{"a-1"}},
 		{"updated before, by a commit", store.RunQuery{UpdatedBefore: t0.Add(101 * time.Hour)}, []string{"b-1", "a-1"}},
 		{"excluded", store.RunQuery{Exclude: []string{"c-1", "a-1", "nope"}}, []string{"b-2", "b-1", "a-2"}},
+		{"by id", store.RunQuery{IDs: []string{"a-1", "nope", "c-1"}}, []string{"c-1", "a-1"}},
+		{"by id, excluded", store.RunQuery{IDs: []string{"a-1", "c-1"}, Exclude: []string{"a-1"}}, []string{"c-1"}},
+		{"by id, no run", store.RunQuery{IDs: []string{"a-"}}, nil},
 		{"all of them", store.RunQuery{Statuses: []string{"failed", "running"}, Prefix: "a", Exclude: []string{"a-1"}}, []string{"a-2"}},
 	}
 	for _, tt := range tests {
