@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/internal/plantest"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
@@ -30,13 +31,13 @@ func BenchmarkStart(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		p := plantest.Layered(10, n/10, "noop")
 		b.Run(strconv.Itoa(n), func(b *testing.B) { benchStart(b, p) })
-		b.Run(fmt.Sprintf("%d/fullsync", n), func(b *testing.B) { benchStart(b, p, store.WithFullSync()) })
+		b.Run(fmt.Sprintf("%d/fullsync", n), func(b *testing.B) { benchStart(b, p, sqlite.WithFullSync()) })
 	}
 }
 
-func benchStart(b *testing.B, p *plan.Plan, opts ...store.Option) {
+func benchStart(b *testing.B, p *plan.Plan, opts ...sqlite.Option) {
 	ctx := context.Background()
-	s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"), opts...)
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "dagent.db"), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

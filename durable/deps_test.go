@@ -11,7 +11,7 @@ import (
 
 // A server or a command imports the package to run and inspect runs:
 // it brings neither a command-line framework, nor an HTTP stack, nor a
-// YAML parser with it.
+// YAML parser, nor a database with it: the store is the caller's.
 func TestDependencies(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -19,8 +19,10 @@ func TestDependencies(t *testing.T) {
 	}
 	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
 	require.NoError(t, err)
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/spf13/cobra", "net/http", "yaml"} {
+	pkgs := strings.Fields(string(out))
+	require.Contains(t, pkgs, "github.com/dagent-dev/dagent/durable", "go list ran on the package")
+	for _, pkg := range pkgs {
+		for _, banned := range []string{"github.com/spf13/cobra", "net/http", "yaml", "modernc.org/", "database/sql"} {
 			assert.NotContains(t, pkg, banned)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/internal/golden"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // docT0 is when the run of docJournal started.
@@ -24,7 +25,7 @@ var docT0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 // then stopped: its process died with a task in flight and a review
 // waiting for a decision. Its first plan fetches, tries a flaky task and
 // summarises; the repair drops the flaky task and adds the review.
-func docJournal(t *testing.T) *store.SQLite {
+func docJournal(t *testing.T) *sqlite.Store {
 	t.Helper()
 	ctx := context.Background()
 	s := openStore(t)

@@ -18,14 +18,14 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
-	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func openStore(t *testing.T) *store.SQLite {
+func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	s, err := store.Open(filepath.Join(t.TempDir(), "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "dagent.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -16,7 +16,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
-	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // upper is a Go worker with a side effect the examples count.
@@ -28,12 +28,12 @@ var upper = agent.Func(func(_ context.Context, req agent.Request) (agent.Result,
 })
 
 // journal opens a store in a fresh directory.
-func journal() (*store.SQLite, func()) {
+func journal() (*sqlite.Store, func()) {
 	dir, err := os.MkdirTemp("", "durable")
 	if err != nil {
 		panic(err)
 	}
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		panic(err)
 	}

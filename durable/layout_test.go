@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 func taskIDs(p *plan.Plan) []string {
@@ -58,7 +59,7 @@ func TestJournalKeepsThePlanOnce(t *testing.T) {
 func TestOldLayoutRuns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dagent.db")
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	db, err := sql.Open("sqlite", path)

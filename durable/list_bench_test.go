@@ -12,6 +12,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/plantest"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // benchRuns is how many runs the journal of BenchmarkList holds.
@@ -83,10 +84,10 @@ func shownInGo(r store.Summary) durable.Status {
 // minute: of every 10, 6 completed, 2 failed, 1 waiting and 1 running,
 // whose process is alive for one run in 4 and died for the others; each
 // with its tasks committed as far as its status goes.
-func listJournal(b *testing.B) *store.SQLite {
+func listJournal(b *testing.B) *sqlite.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "dagent.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

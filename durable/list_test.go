@@ -13,13 +13,14 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // statusJournal holds a run of each status, newest first: live (running,
 // its owner alive), dead (running, its owner's process ended), orphan
 // (running, no owner), then completed, failed, waiting, replan and
 // cancelled runs, each made a minute before the one above.
-func statusJournal(t *testing.T) (*store.SQLite, store.Owner) {
+func statusJournal(t *testing.T) (*sqlite.Store, store.Owner) {
 	t.Helper()
 	ctx := context.Background()
 	s := openStore(t)

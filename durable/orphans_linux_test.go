@@ -15,7 +15,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/testproc"
 	"github.com/dagent-dev/dagent/plan"
-	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +26,7 @@ func init() {
 	// child's pid to DURABLE_TEST_CHILD and sleeps: the helper is killed
 	// there.
 	testproc.Helpers["durable-host"] = func() {
-		s, err := store.Open(os.Getenv("DURABLE_TEST_DB"))
+		s, err := sqlite.Open(os.Getenv("DURABLE_TEST_DB"))
 		if err != nil {
 			panic(err)
 		}
@@ -77,7 +77,7 @@ func TestResumeKillsTheOrphansOfADeadRun(t *testing.T) {
 		return err == nil
 	}, 20*time.Second, 5*time.Millisecond, "the worker of task a started")
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	rec, err := s.Load(context.Background(), "r")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 func TestPrune(t *testing.T) {
@@ -77,7 +78,7 @@ func TestPrune(t *testing.T) {
 // racingStore resumes or deletes runs between Prune's selection and its
 // deletions, as another process would.
 type racingStore struct {
-	*store.SQLite
+	*sqlite.Store
 	resumed, deleted string
 	owner            store.Owner
 }
@@ -89,11 +90,11 @@ func (r *racingStore) DeleteRun(ctx context.Context, id string, dead func(store.
 			return err
 		}
 	case r.deleted:
-		if err := r.SQLite.DeleteRun(ctx, id, nil); err != nil {
+		if err := r.Store.DeleteRun(ctx, id, nil); err != nil {
 			return err
 		}
 	}
-	return r.SQLite.DeleteRun(ctx, id, dead)
+	return r.Store.DeleteRun(ctx, id, dead)
 }
 
 // A run resumed meanwhile is kept and counted; one deleted meanwhile is
@@ -102,7 +103,7 @@ func TestPruneRaces(t *testing.T) {
 	ctx := context.Background()
 	s, alive := statusJournal(t)
 	alive.ID = "resumer"
-	rs := &racingStore{SQLite: s, resumed: "failed", deleted: "waiting", owner: alive}
+	rs := &racingStore{Store: s, resumed: "failed", deleted: "waiting", owner: alive}
 	res, err := durable.Prune(ctx, rs, durable.PruneQuery{Before: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	var ids []string

@@ -14,6 +14,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 var noop = agent.Func(func(context.Context, agent.Request) (agent.Result, error) {
@@ -38,23 +39,23 @@ func BenchmarkJournal(b *testing.B) {
 	// The cost of durability against power loss too.
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("eager/%d/fullsync", n), func(b *testing.B) {
-			benchJournal(b, runner.Eager, layered(n), store.WithFullSync())
+			benchJournal(b, runner.Eager, layered(n), sqlite.WithFullSync())
 		})
 	}
 	// Tasks that settle one at a time have no commit to share.
 	b.Run("chain/1000", func(b *testing.B) { benchJournal(b, runner.Eager, plantest.Chain(1_000, "noop")) })
 	b.Run("chain/1000/fullsync", func(b *testing.B) {
-		benchJournal(b, runner.Eager, plantest.Chain(1_000, "noop"), store.WithFullSync())
+		benchJournal(b, runner.Eager, plantest.Chain(1_000, "noop"), sqlite.WithFullSync())
 	})
 }
 
-func benchJournal(b *testing.B, sched runner.Schedule, p *plan.Plan, opts ...store.Option) {
+func benchJournal(b *testing.B, sched runner.Schedule, p *plan.Plan, opts ...sqlite.Option) {
 	n := len(p.Tasks)
 	canon, err := p.Canonical()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"), opts...)
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "dagent.db"), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,69 +95,4 @@ func benchJournal(b *testing.B, sched runner.Schedule, p *plan.Plan, opts ...sto
 	b.ReportMetric(perTask(journaled), "journaled-µs/task")
 	b.ReportMetric(perTask(journaled)-perTask(base), "µs/task")
 	b.ReportMetric(float64(journaled)/float64(base), "ratio")
-}
-
-// BenchmarkCommitTask measures one durable task commit on a SQLite file: a
-// new task's first state (insert) and a task's later state (replace).
-func BenchmarkCommitTask(b *testing.B) {
-	for _, mode := range []string{"insert", "replace"} {
-		b.Run(mode, func(b *testing.B) {
-			s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.CreateRun(ctx, store.Run{ID: "bench"}); err != nil {
-				b.Fatal(err)
-			}
-			out := []byte(`{"text":"a small output of a task","n":42}`)
-			i := 0
-			for b.Loop() {
-				id := "t" + strconv.Itoa(i)
-				if mode == "replace" {
-					id = "t" + strconv.Itoa(i%100)
-				}
-				i++
-				if err := s.CommitTask(ctx, "bench", store.Task{ID: id, Status: "done", Attempts: 1, Output: out}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkCommitBatch measures a durable batch on a SQLite file: n new
-// task states, each with the two events a task's run appends, in one
-// transaction. It reports the cost per task.
-func BenchmarkCommitBatch(b *testing.B) {
-	for _, n := range []int{1, 10, 100} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.CreateRun(ctx, store.Run{ID: "bench"}); err != nil {
-				b.Fatal(err)
-			}
-			out := []byte(`{"text":"a small output of a task","n":42}`)
-			data := []byte(`{"attempt":1,"duration_ns":1200}`)
-			i := 0
-			for b.Loop() {
-				var batch store.Batch
-				for range n {
-					id := "t" + strconv.Itoa(i)
-					i++
-					batch.Tasks = append(batch.Tasks, store.Task{ID: id, Status: "done", Attempts: 1, Output: out})
-					batch.Events = append(batch.Events,
-						store.Event{Kind: "task_started", TaskID: id, Time: time.Now(), Data: data},
-						store.Event{Kind: "task_finished", TaskID: id, Time: time.Now(), Data: data})
-				}
-				if err := s.CommitBatch(ctx, "bench", batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N)/float64(n), "µs/task")
-		})
-	}
 }

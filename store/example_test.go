@@ -13,42 +13,8 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
-
-// Open creates the database file on first use; runs are then recorded,
-// listed and loaded by id.
-func ExampleOpen() {
-	dir, err := os.MkdirTemp("", "dagent-store")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "runs", "dagent.db"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-
-	ctx := context.Background()
-	err = s.CreateRun(ctx, store.Run{ID: "r1", Mission: "Count the words", Plan: []byte(`{"tasks": [{"id": "count"}]}`)})
-	fmt.Println(err)
-	runs, err := s.List(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, r := range runs {
-		fmt.Println(r.ID, r.Status, r.Done, "of", r.Total, r.Mission)
-	}
-	_, err = s.Load(ctx, "r2")
-	fmt.Println(errors.Is(err, store.ErrNotFound), err)
-	// Output:
-	// <nil>
-	// r1 running 0 of 1 Count the words
-	// true store: load run "r2": run not found
-}
 
 // A Journal makes a run durable as it goes, so that a run that stopped —
 // here at a human review — resumes from its done tasks, which never run
@@ -60,7 +26,7 @@ func ExampleNewJournal() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -132,7 +98,7 @@ func ExampleReplayer() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -184,7 +150,7 @@ func ExampleJournal_CommitPlan() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -241,50 +207,4 @@ func ExampleJournal_CommitPlan() {
 	// commit parse@1 done
 	// latest parse: done of version 1
 	// at the repaired plan: lenient
-}
-
-// CommitBatch records several task states and events at once: all of them
-// are durable when it returns nil, none of them when it fails.
-func ExampleSQLite_CommitBatch() {
-	dir, err := os.MkdirTemp("", "dagent-store")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-
-	ctx := context.Background()
-	if err := s.CreateRun(ctx, store.Run{ID: "r1"}); err != nil {
-		fmt.Println(err)
-		return
-	}
-	err = s.CommitBatch(ctx, "r1", store.Batch{
-		Tasks: []store.Task{
-			{ID: "a", Status: "done", Attempts: 1, Output: []byte(`"A"`)},
-			{ID: "b", Status: "done", Attempts: 1, Output: []byte(`"B"`)},
-		},
-		Events: []store.Event{{Kind: "task_finished", TaskID: "a"}, {Kind: "task_finished", TaskID: "b"}},
-	})
-	fmt.Println(err)
-	err = s.CommitBatch(ctx, "r1", store.Batch{Tasks: []store.Task{
-		{ID: "c", Status: "done", Output: []byte(`"C"`)},
-		{ID: "d", Status: "done", Output: []byte(`{not JSON`)},
-	}})
-	fmt.Println(err)
-	rec, err := s.Load(ctx, "r1")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(len(rec.Tasks), "tasks,", len(rec.Events), "events")
-	// Output:
-	// <nil>
-	// store: run "r1": commit batch: task "d": the output is not valid JSON
-	// 2 tasks, 2 events
 }

@@ -9,8 +9,13 @@
 // [Replayer] answers a replay from the recorded exchanges; [Store.Acquire]
 // gives a run one owner at a time; [Store.RecordProcess] keeps the programs
 // its attempts started until they are known to have ended.
-// [SQLite] ([Open]) is the embedded [Store]; storetest is the conformance kit of
-// any other.
+//
+// This package is the [Store] interface, its types and errors, and what is
+// written against the interface alone; it links no database. The embedded
+// implementation, a SQLite file, is package
+// [github.com/dagent-dev/dagent/store/sqlite]; package
+// [github.com/dagent-dev/dagent/store/storetest] is the conformance kit of
+// any implementation.
 package store
 
 import (
@@ -21,7 +26,10 @@ import (
 	"time"
 )
 
-// Errors callers branch on.
+// Errors callers branch on ([errors.Is]). They are part of the [Store]
+// contract: every implementation returns them, so a caller matches them
+// without knowing which store it has. An error of one implementation alone,
+// such as a database schema it cannot read, is that implementation's.
 var (
 	// ErrNotFound: no run has that id.
 	ErrNotFound = errors.New("run not found")
@@ -33,7 +41,8 @@ var (
 	// ErrNotOwner: the owner given does not hold the run's lease (any
 	// more): it was taken over.
 	ErrNotOwner = errors.New("the run's lease is not held by this owner")
-	// ErrReadOnly: the store was opened read-only ([ReadOnly]).
+	// ErrReadOnly: the store was opened to be read only (the embedded
+	// store's sqlite.ReadOnly option); its methods that write fail with it.
 	ErrReadOnly = errors.New("the store is open read-only")
 	// ErrNotCached: no plan is cached under the key ([Store.CachedPlan]).
 	ErrNotCached = errors.New("no plan cached under the key")
@@ -341,6 +350,26 @@ type Summary struct {
 	PlanHash string // hex sha256 of the latest plan, first 12 digits
 	// Owner holds the run's lease; nil when no process does.
 	Owner *Owner
+}
+
+// RunQuery selects runs for [Store.Runs]. Its zero value selects every run.
+type RunQuery struct {
+	// Statuses keeps the runs whose status, as the journal holds it, is
+	// one of these; none: any status.
+	Statuses []string
+	// Prefix keeps the runs whose id begins with it.
+	Prefix string
+	// UpdatedBefore keeps the runs last updated ([Summary.Updated])
+	// before it; the zero time: any.
+	UpdatedBefore time.Time
+	// IDs keeps the runs of these ids; none: any id.
+	IDs []string
+	// Exclude leaves out the runs of these ids.
+	Exclude []string
+	// Limit is how many summaries to return at most (0: all of them);
+	// Offset how many of the runs selected, newest first, to skip before
+	// them. Neither may be negative.
+	Limit, Offset int
 }
 
 // TaskOutcome is how a task ended in one plan version of a run

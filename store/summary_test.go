@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dagent-dev/dagent/metaplanner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 func TestSummarize(t *testing.T) {
@@ -56,7 +56,7 @@ func TestSummarize(t *testing.T) {
 func ExampleSummarize() {
 	dir, _ := os.MkdirTemp("", "dagent")
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "runs.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "runs.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -77,29 +77,4 @@ func ExampleSummarize() {
 	// Output:
 	// Over the last 1 runs:
 	// - agent scraper: 0 of 1 tasks done (0%); failures: timeout x1
-}
-
-// A plan is cached under a key its user derives, and found under it.
-func ExampleSQLite_CachePlan() {
-	dir, _ := os.MkdirTemp("", "dagent")
-	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "runs.db"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ctx := context.Background()
-	_, err = s.CachedPlan(ctx, "k1")
-	fmt.Println(errors.Is(err, store.ErrNotCached))
-	_ = s.CachePlan(ctx, store.CachedPlan{Key: "k1", Mission: "count", Plan: json.RawMessage(`{"tasks": [{"id": "a"}]}`), RunID: "r1"})
-	p, err := s.CachedPlan(ctx, "k1")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(p.Mission, p.RunID, string(p.Plan))
-	// Output:
-	// true
-	// count r1 {"tasks": [{"id": "a"}]}
 }

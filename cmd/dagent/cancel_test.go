@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,7 +94,7 @@ func startedTask(t *testing.T, db, task string) string {
 		if _, err := os.Stat(db); err != nil {
 			continue
 		}
-		s, err := store.Open(db, store.ReadOnly())
+		s, err := sqlite.Open(db, sqlite.ReadOnly())
 		if err != nil {
 			continue
 		}

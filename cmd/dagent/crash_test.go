@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -77,7 +78,7 @@ func outputsOf(t *testing.T, rec *store.Record) map[string]string {
 // id (nil when it is not in the journal).
 func checkDB(t *testing.T, db, id string) *store.Record {
 	t.Helper()
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Check(t.Context()), "PRAGMA integrity_check")
@@ -95,7 +96,7 @@ func awaitJournaled(t *testing.T, db, id string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if s, err := store.Open(db, store.ReadOnly()); err == nil {
+		if s, err := sqlite.Open(db, sqlite.ReadOnly()); err == nil {
 			_, err = s.Load(t.Context(), id)
 			s.Close()
 			if err == nil {

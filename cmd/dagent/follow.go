@@ -9,6 +9,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +20,7 @@ const followPoll = 200 * time.Millisecond
 // follow prints r's header and timeline, then its events as its process
 // appends them, until the run is no longer running: it ended, or its
 // process died. Ctrl-C stops following.
-func follow(cmd *cobra.Command, s *store.SQLite, r *durable.Run, f showFlags) error {
+func follow(cmd *cobra.Command, s *sqlite.Store, r *durable.Run, f showFlags) error {
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	w := cmd.OutOrStdout()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dagent-dev/dagent/progress"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -39,8 +40,8 @@ func (f *dbFlags) path() string {
 }
 
 // openStore opens the journal to write to it, creating it if need be.
-func openStore(path string) (*store.SQLite, error) {
-	s, err := store.Open(path)
+func openStore(path string) (*sqlite.Store, error) {
+	s, err := sqlite.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -51,12 +52,12 @@ func openStore(path string) (*store.SQLite, error) {
 // reader never writes, takes no write lock (it reads beside a writer) and
 // can read a journal it may not write to. A database that does not exist
 // is an error that says where it was looked for.
-func openExisting(f dbFlags) (*store.SQLite, error) {
+func openExisting(f dbFlags) (*sqlite.Store, error) {
 	path, err := existing(f)
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(path, store.ReadOnly())
+	s, err := sqlite.Open(path, sqlite.ReadOnly())
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -64,7 +65,7 @@ func openExisting(f dbFlags) (*store.SQLite, error) {
 }
 
 // openToResume opens the journal to go on with a run of it.
-func openToResume(f dbFlags) (*store.SQLite, error) {
+func openToResume(f dbFlags) (*sqlite.Store, error) {
 	path, err := existing(f)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func notFound(id string, err error) error {
 
 // closeStore closes the journal after a command, reporting a failure on
 // stderr.
-func closeStore(cmd *cobra.Command, s *store.SQLite) {
+func closeStore(cmd *cobra.Command, s *sqlite.Store) {
 	if err := s.Close(); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dagent: journal:", err)
 	}

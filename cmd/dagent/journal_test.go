@@ -13,6 +13,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -345,7 +346,7 @@ func TestResumeAfterACrash(t *testing.T) {
 	// The options of a run journaled before versioned specs.
 	opts := fmt.Appendf(nil, `{"registry": %q, "concurrency": 4, "schedule": "eager", "timeout": "1m0s"}`, reg)
 
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	const id = "crashed-run"
 	ctx := t.Context()
@@ -376,7 +377,7 @@ func TestResumeAfterACrash(t *testing.T) {
 	assert.Equal(t, [][2]string{{"b", id + "/b/1"}, {"b", id + "/b/1"}, {"c", id + "/c/1"}}, sideEffects(t, log),
 		"a never runs again; b, in flight, runs again with the same key")
 
-	s, err = store.Open(db)
+	s, err = sqlite.Open(db)
 	require.NoError(t, err)
 	defer s.Close()
 	rec, err := s.Load(ctx, id)
@@ -606,7 +607,7 @@ func TestRunUnderAJournaledIDContinuesIt(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr+stdout)
 	effects := sideEffects(t, log)
 	require.Len(t, effects, 3)
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	before, err := s.Load(t.Context(), "again")
 	require.NoError(t, err)
@@ -615,7 +616,7 @@ func TestRunUnderAJournaledIDContinuesIt(t *testing.T) {
 	code, stdout, stderr = dagent(t, "", "run", planPath, "--registry", reg, "--db", db, "--run-id", "again")
 	require.Equal(t, exitOK, code, stderr+stdout)
 	assert.Equal(t, effects, sideEffects(t, log), "no done task ran again")
-	s, err = store.Open(db)
+	s, err = sqlite.Open(db)
 	require.NoError(t, err)
 	defer s.Close()
 	after, err := s.Load(t.Context(), "again")

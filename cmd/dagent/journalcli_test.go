@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -215,7 +216,7 @@ func TestPrune(t *testing.T) {
 	// A run that a live process owns is never deleted.
 	host, err := os.Hostname()
 	require.NoError(t, err)
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	live := store.Owner{ID: "live", PID: os.Getppid(), Host: host}
 	require.NoError(t, s.Acquire(t.Context(), waiting, live, nil))

@@ -16,6 +16,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry/regfile"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func crashedRun(t *testing.T, id string, o *store.Owner) (db, log string) {
 	require.NoError(t, err)
 	canonical, err := p.Canonical()
 	require.NoError(t, err)
-	s, err := store.Open(db)
+	s, err := sqlite.Open(db)
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()

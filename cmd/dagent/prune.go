@@ -10,7 +10,7 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -98,7 +98,7 @@ func prune(cmd *cobra.Command, f pruneFlags) error {
 	if err != nil {
 		return err
 	}
-	var s *store.SQLite
+	var s *sqlite.Store
 	if f.dryRun {
 		s, err = openExisting(dbFlags{db: path})
 	} else {

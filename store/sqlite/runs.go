@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,31 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
+
+	"github.com/dagent-dev/dagent/store"
 )
 
-// RunQuery selects runs for [Store.Runs]. Its zero value selects every run.
-type RunQuery struct {
-	// Statuses keeps the runs whose status, as the journal holds it, is
-	// one of these; none: any status.
-	Statuses []string
-	// Prefix keeps the runs whose id begins with it.
-	Prefix string
-	// UpdatedBefore keeps the runs last updated ([Summary.Updated])
-	// before it; the zero time: any.
-	UpdatedBefore time.Time
-	// IDs keeps the runs of these ids; none: any id.
-	IDs []string
-	// Exclude leaves out the runs of these ids.
-	Exclude []string
-	// Limit is how many summaries to return at most (0: all of them);
-	// Offset how many of the runs selected, newest first, to skip before
-	// them. Neither may be negative.
-	Limit, Offset int
-}
-
-// check fails on a query no store can answer.
-func (q RunQuery) check() error {
+// checkQuery fails on a query no store can answer.
+func checkQuery(q store.RunQuery) error {
 	if q.Limit < 0 || q.Offset < 0 {
 		return fmt.Errorf("negative limit %d or offset %d", q.Limit, q.Offset)
 	}
@@ -43,8 +24,8 @@ func (q RunQuery) check() error {
 const updatedSQL = `MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0),
 		COALESCE((SELECT MAX(p.committed) FROM plans p WHERE p.run_id = r.id), 0))`
 
-// where is q as a WHERE clause over runs r, with its arguments.
-func (q RunQuery) where() (string, []any, error) {
+// whereClause is q as a WHERE clause over runs r, with its arguments.
+func whereClause(q store.RunQuery) (string, []any, error) {
 	var conds []string
 	var args []any
 	if len(q.Statuses) > 0 {
@@ -83,9 +64,9 @@ func (q RunQuery) where() (string, []any, error) {
 	return ` WHERE ` + strings.Join(conds, ` AND `), args, nil
 }
 
-// Runs implements [Store]: the count and the page are read in one read
+// Runs implements [store.Store]: the count and the page are read in one read
 // transaction, and a page reads the summaries of its own runs only.
-func (s *SQLite) Runs(ctx context.Context, q RunQuery) ([]Summary, int, error) {
+func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]store.Summary, int, error) {
 	out, total, err := s.runs(ctx, q)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list runs: %w", err)
@@ -93,11 +74,11 @@ func (s *SQLite) Runs(ctx context.Context, q RunQuery) ([]Summary, int, error) {
 	return out, total, nil
 }
 
-func (s *SQLite) runs(ctx context.Context, q RunQuery) (_ []Summary, total int, err error) {
-	if err := q.check(); err != nil {
+func (s *Store) runs(ctx context.Context, q store.RunQuery) (_ []store.Summary, total int, err error) {
+	if err := checkQuery(q); err != nil {
 		return nil, 0, err
 	}
-	where, args, err := q.where()
+	where, args, err := whereClause(q)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -110,7 +91,7 @@ func (s *SQLite) runs(ctx context.Context, q RunQuery) (_ []Summary, total int, 
 		return nil, 0, err
 	}
 	if total <= q.Offset {
-		return []Summary{}, total, nil
+		return []store.Summary{}, total, nil
 	}
 	// A run's latest plan is its highest plan version's, else the plan it
 	// started with; a task's latest state is its highest version's. A
@@ -139,9 +120,9 @@ func (s *SQLite) runs(ctx context.Context, q RunQuery) (_ []Summary, total int, 
 	if q.Limit > 0 {
 		n = min(n, q.Limit)
 	}
-	out := make([]Summary, 0, n)
+	out := make([]store.Summary, 0, n)
 	for rows.Next() {
-		var sm Summary
+		var sm store.Summary
 		var created, updated sql.NullInt64
 		var lo ownerRow
 		if err := rows.Scan(&lo.id, &lo.pid, &lo.host, &lo.started, &lo.heartbeat, &sm.ID, &created, &updated, &sm.Status, &sm.Total, &sm.Mission, &sm.PlanHash, &sm.Done); err != nil {

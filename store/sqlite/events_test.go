@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // appends, whatever their text and however many chunks they fill.
 func TestEventsRoundTrip(t *testing.T) {
 	s := open(t)
-	createRun(t, s, "r", onePlan())
+	createRun(t, s, "r")
 	big := json.RawMessage(`{"error":"` + strings.Repeat("x", 700<<10) + `"}`)
 	at := time.Unix(1700000000, 123456789)
 	first := []store.Event{
@@ -45,7 +45,7 @@ func TestEventsRoundTrip(t *testing.T) {
 // An event whose data is not JSON is refused: its chunk would be unreadable.
 func TestEventsRefuseBadData(t *testing.T) {
 	s := open(t)
-	createRun(t, s, "r", onePlan())
+	createRun(t, s, "r")
 	err := s.AppendEvents(ctx, "r", []store.Event{{Kind: "x", Data: json.RawMessage(`{"a":`)}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "x event")

@@ -1,4 +1,15 @@
-package store
+// Package sqlite is the embedded [store.Store]: the journal of runs in one
+// SQLite file, through the pure-Go driver modernc.org/sqlite (no cgo). It
+// creates the file privately, brings its schema up to date, and lets
+// several processes share it. It passes the conformance kit
+// [github.com/dagent-dev/dagent/store/storetest].
+//
+// Besides the errors of the [store.Store] contract ([store.ErrNotFound],
+// [store.ErrOwned], [store.ErrReadOnly], ...), which it returns as every
+// implementation does, [Open] refuses a database whose schema it cannot
+// read with [ErrSchemaTooNew] or [ErrSchemaTooOld]: those are this
+// package's.
+package sqlite
 
 import (
 	"context"
@@ -17,7 +28,9 @@ import (
 	"time"
 	"unsafe"
 
-	"modernc.org/sqlite"
+	modernc "modernc.org/sqlite"
+
+	"github.com/dagent-dev/dagent/store"
 )
 
 // ErrSchemaTooNew: the database was written by a newer dagent, whose schema
@@ -32,9 +45,9 @@ var ErrSchemaTooOld = errors.New("database schema is too old to read without upg
 // to finish before it fails.
 const DefaultBusyTimeout = 5 * time.Second
 
-// SQLite is the embedded [Store]: one SQLite file through the pure-Go driver
-// modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on. There is
-// no useful zero SQLite: open one with [Open].
+// Store is the embedded [store.Store]: one SQLite file through the pure-Go
+// driver modernc.org/sqlite (no cgo), in WAL mode, with foreign keys on.
+// There is no useful zero Store: open one with [Open].
 //
 // Durability: each write is one transaction, committed before the method
 // returns. With the default synchronous=NORMAL, WAL mode makes a committed
@@ -50,7 +63,7 @@ const DefaultBusyTimeout = 5 * time.Second
 // SQLITE_BUSY until then), so several processes can share one database.
 // Reads run beside writes (WAL) on their own connections and see a
 // consistent snapshot.
-type SQLite struct {
+type Store struct {
 	path   string
 	busy   time.Duration
 	schema int     // the database's schema version
@@ -64,7 +77,7 @@ type SQLite struct {
 	closeErr  error
 }
 
-var _ Store = (*SQLite)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Option configures [Open].
 type Option func(*options)
@@ -93,16 +106,16 @@ func WithFullSync() Option {
 // writer that holds it — and can read a database it may not write to, such
 // as a read-only copy. A database of an older schema is read as it is when
 // it can be, else refused with [ErrSchemaTooOld]; the methods that write
-// fail with [ErrReadOnly].
+// fail with [store.ErrReadOnly].
 func ReadOnly() Option {
 	return func(o *options) { o.readOnly = true }
 }
 
-// Open opens the [SQLite] store at path, creating the file and its parent
+// Open opens the [Store] at path, creating the file and its parent
 // directory if need be — private to their owner, 0600 and 0700 — and
 // brings its schema up to date. A database
 // written by a newer dagent is refused with [ErrSchemaTooNew].
-func Open(path string, opts ...Option) (*SQLite, error) {
+func Open(path string, opts ...Option) (*Store, error) {
 	o := options{busy: DefaultBusyTimeout}
 	for _, f := range opts {
 		f(&o)
@@ -143,7 +156,7 @@ func Open(path string, opts ...Option) (*SQLite, error) {
 	u.RawQuery = q.Encode()
 	writeDSN := u.String()
 
-	s := &SQLite{path: path, busy: o.busy}
+	s := &Store{path: path, busy: o.busy}
 	if s.w, err = sql.Open("sqlite", writeDSN); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -171,11 +184,11 @@ func Open(path string, opts ...Option) (*SQLite, error) {
 }
 
 // openReadOnly opens the database at abs read-only, as it is.
-func openReadOnly(path, abs string, o options) (*SQLite, error) {
+func openReadOnly(path, abs string, o options) (*Store, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, err
 	}
-	s := &SQLite{path: path, busy: o.busy}
+	s := &Store{path: path, busy: o.busy}
 	var err error
 	if s.r, s.schema, err = reader(abs, o.busy, false); err == nil {
 		return s, nil
@@ -247,7 +260,7 @@ func readSchema(ctx context.Context, db *sql.DB) (int, error) {
 }
 
 // Path is the path the store was opened with.
-func (s *SQLite) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // migrations[k] brings the schema from version k to k+1. A migration is
 // never changed once released: a change of schema is a new migration.
@@ -400,7 +413,7 @@ var migrations = [][]string{
 const SchemaVersion = 7
 
 // migrate brings the schema up to SchemaVersion in one transaction.
-func (s *SQLite) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
 			version INTEGER PRIMARY KEY,
@@ -431,7 +444,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 }
 
 // prepare prepares the statements of the frequent writes.
-func (s *SQLite) prepare(ctx context.Context) error {
+func (s *Store) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
@@ -455,7 +468,7 @@ func (s *SQLite) prepare(ctx context.Context) error {
 }
 
 // Close closes the store; later calls return the first call's result.
-func (s *SQLite) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
 		for _, st := range []*sql.Stmt{s.insertExchange, s.lastEvent, s.insertChunk, s.lastExchange, s.lastPlan, s.upsertPlan} {
@@ -479,9 +492,9 @@ func (s *SQLite) Close() error {
 
 // Check runs SQLite's integrity check (PRAGMA integrity_check) and returns
 // an error that lists the problems it finds.
-func (s *SQLite) Check(ctx context.Context) error {
+func (s *Store) Check(ctx context.Context) error {
 	problems, err := s.check(ctx)
-	var se *sqlite.Error
+	var se *modernc.Error
 	if errors.As(err, &se) && (se.Code()&0xff == codeCorrupt || se.Code()&0xff == codeNotADB) {
 		problems, err = append(problems, err), nil
 	}
@@ -494,7 +507,7 @@ func (s *SQLite) Check(ctx context.Context) error {
 	return nil
 }
 
-func (s *SQLite) check(ctx context.Context) (problems []error, err error) {
+func (s *Store) check(ctx context.Context) (problems []error, err error) {
 	rows, err := s.r.QueryContext(ctx, `PRAGMA integrity_check`)
 	if err != nil {
 		return nil, err
@@ -525,14 +538,14 @@ const (
 
 // isForeignKey reports whether err is a foreign key constraint failing.
 func isForeignKey(err error) bool {
-	var se *sqlite.Error
+	var se *modernc.Error
 	return errors.As(err, &se) && se.Code() == codeForeignKey
 }
 
 // isBusy reports whether err is SQLite saying another connection holds a
 // lock.
 func isBusy(err error) bool {
-	var se *sqlite.Error
+	var se *modernc.Error
 	if !errors.As(err, &se) {
 		return false
 	}
@@ -544,9 +557,9 @@ func isBusy(err error) bool {
 // SQLite reports the database busy — another process writing past the busy
 // timeout SQLite itself waits, or a lock it does not wait for — the whole
 // transaction is tried again until the busy timeout has passed.
-func (s *SQLite) write(ctx context.Context, f func(*sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, f func(*sql.Tx) error) error {
 	if s.w == nil {
-		return ErrReadOnly
+		return store.ErrReadOnly
 	}
 	deadline := time.Now().Add(s.busy)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
@@ -564,7 +577,7 @@ func (s *SQLite) write(ctx context.Context, f func(*sql.Tx) error) error {
 	}
 }
 
-func (s *SQLite) tryWrite(ctx context.Context, f func(*sql.Tx) error) error {
+func (s *Store) tryWrite(ctx context.Context, f func(*sql.Tx) error) error {
 	// A dedicated connection, so that a failed COMMIT (which leaves
 	// SQLite's transaction open) can be rolled back on it.
 	conn, err := s.w.Conn(ctx)
@@ -668,13 +681,13 @@ func checkPlan(p []byte, n int) (int, error) {
 	return len(v.Tasks), nil
 }
 
-// CreateRun implements [Store]: the run's row and its plan version 0, if
+// CreateRun implements [store.Store]: the run's row and its plan version 0, if
 // it has a plan, are written in one transaction, committed before it
 // returns. The plan is kept in the version only, not in the run's row,
 // which is rewritten whole by each change of status: the row has the
 // plan's hash and count of tasks, and the hash tells a run created with a
 // plan from one created without, whose hash is that of no plan.
-func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
+func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: the run has no id")
 	}
@@ -688,9 +701,9 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	}
 	hash := planHash(r.Plan)
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		err := execOne(ctx, tx, ErrExists, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
+		err := execOne(ctx, tx, store.ErrExists, `INSERT INTO runs (id, plan, plan_hash, total, mission, spec, status, error, created, updated)
 			VALUES (?, NULL, ?, ?, ?, ?, ?, '', ?, ?) ON CONFLICT (id) DO NOTHING`,
-			r.ID, hash, tasks, r.Mission, text(r.Spec), StatusRunning, created.UnixNano(), created.UnixNano())
+			r.ID, hash, tasks, r.Mission, text(r.Spec), store.StatusRunning, created.UnixNano(), created.UnixNano())
 		if err != nil || r.Plan == nil {
 			return err
 		}
@@ -703,9 +716,9 @@ func (s *SQLite) CreateRun(ctx context.Context, r Run) error {
 	return nil
 }
 
-// CommitPlan implements [Store]: the version's row is written in one
+// CommitPlan implements [store.Store]: the version's row is written in one
 // transaction, committed before it returns.
-func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) error {
+func (s *Store) CommitPlan(ctx context.Context, runID string, v store.PlanVersion) error {
 	if v.Version < 0 {
 		return fmt.Errorf("store: run %q: commit plan version %d: a version is 0 or more", runID, v.Version)
 	}
@@ -741,25 +754,25 @@ func (s *SQLite) CommitPlan(ctx context.Context, runID string, v PlanVersion) er
 	return nil
 }
 
-// CommitTask implements [Store]: the row of the task's state in its
+// CommitTask implements [store.Store]: the row of the task's state in its
 // version is replaced in one transaction, committed before it returns.
-func (s *SQLite) CommitTask(ctx context.Context, runID string, t Task) error {
+func (s *Store) CommitTask(ctx context.Context, runID string, t store.Task) error {
 	if err := checkTask(t); err != nil {
 		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
 	}
-	if err := s.write(ctx, func(tx *sql.Tx) error { return s.upsertTasks(ctx, tx, runID, []Task{t}) }); err != nil {
+	if err := s.write(ctx, func(tx *sql.Tx) error { return s.upsertTasks(ctx, tx, runID, []store.Task{t}) }); err != nil {
 		return fmt.Errorf("store: run %q: commit task %q: %w", runID, t.ID, err)
 	}
 	return nil
 }
 
-// SetStatus implements [Store].
-func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) error {
+// SetStatus implements [store.Store].
+func (s *Store) SetStatus(ctx context.Context, runID, status, errText string) error {
 	if status == "" {
 		return fmt.Errorf("store: run %q: set status: no status given", runID)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		return execOne(ctx, tx, ErrNotFound, `UPDATE runs SET status = ?, error = ?, updated = ? WHERE id = ?`, status, errText, time.Now().UnixNano(), runID)
+		return execOne(ctx, tx, store.ErrNotFound, `UPDATE runs SET status = ?, error = ?, updated = ? WHERE id = ?`, status, errText, time.Now().UnixNano(), runID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: set status: %w", runID, err)
@@ -768,7 +781,7 @@ func (s *SQLite) SetStatus(ctx context.Context, runID, status, errText string) e
 }
 
 // last returns the last seq of the run's events or exchanges, or its last
-// plan version (-1 for none), or ErrNotFound.
+// plan version (-1 for none), or [store.ErrNotFound].
 func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
 	var exists sql.NullInt64
 	var seq int
@@ -776,13 +789,13 @@ func last(ctx context.Context, st *sql.Stmt, runID string) (int, error) {
 		return 0, err
 	}
 	if !exists.Valid {
-		return 0, ErrNotFound
+		return 0, store.ErrNotFound
 	}
 	return seq, nil
 }
 
-// AppendEvents implements [Store].
-func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event) error {
+// AppendEvents implements [store.Store].
+func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) error {
 	if err := checkEvents(events); err != nil {
 		return fmt.Errorf("store: run %q: append events: %w", runID, err)
 	}
@@ -800,8 +813,8 @@ func (s *SQLite) AppendEvents(ctx context.Context, runID string, events []Event)
 	return nil
 }
 
-// RecordExchange implements [Store].
-func (s *SQLite) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
+// RecordExchange implements [store.Store].
+func (s *Store) RecordExchange(ctx context.Context, runID, key string, exchange json.RawMessage) error {
 	if exchange == nil || !json.Valid(exchange) {
 		return fmt.Errorf("store: run %q: record exchange %s: the exchange is not valid JSON", runID, key)
 	}
@@ -819,9 +832,9 @@ func (s *SQLite) RecordExchange(ctx context.Context, runID, key string, exchange
 	return nil
 }
 
-// Load implements [Store]: it reads the run in one read transaction, a
+// Load implements [store.Store]: it reads the run in one read transaction, a
 // consistent snapshot however other processes write.
-func (s *SQLite) Load(ctx context.Context, runID string) (*Record, error) {
+func (s *Store) Load(ctx context.Context, runID string) (*store.Record, error) {
 	rec, err := s.load(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: load run %q: %w", runID, err)
@@ -829,13 +842,13 @@ func (s *SQLite) Load(ctx context.Context, runID string) (*Record, error) {
 	return rec, nil
 }
 
-func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) {
+func (s *Store) load(ctx context.Context, runID string) (_ *store.Record, err error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
-	rec := &Record{Tasks: map[string]Task{}}
+	rec := &store.Record{Tasks: map[string]store.Task{}}
 	var plan, spec []byte
 	var hash string
 	var created, updated sql.NullInt64
@@ -845,7 +858,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		FROM runs WHERE id = ?`, runID).
 		Scan(&rec.ID, &plan, &hash, &rec.TaskCount, &rec.Mission, &spec, &created, &rec.Status, &rec.Error, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -857,7 +870,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 	for rows.Next() {
-		var v PlanVersion
+		var v store.PlanVersion
 		var plan, trial []byte
 		var committed sql.NullInt64
 		if err := rows.Scan(&v.Version, &plan, &trial, &v.TaskCount, &committed); err != nil {
@@ -881,7 +894,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 	for rows.Next() {
-		var t Task
+		var t store.Task
 		var out []byte
 		var started, committed sql.NullInt64
 		var dur int64
@@ -918,7 +931,7 @@ func (s *SQLite) load(ctx context.Context, runID string) (_ *Record, err error) 
 		return nil, err
 	}
 	for rows.Next() {
-		var x Exchange
+		var x store.Exchange
 		var data []byte
 		if err := rows.Scan(&x.Seq, &x.Key, &data); err != nil {
 			rows.Close()
@@ -941,9 +954,9 @@ func raw(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-// List implements [Store]: [SQLite.Runs] of every run.
-func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
-	out, _, err := s.Runs(ctx, RunQuery{})
+// List implements [store.Store]: [Store.Runs] of every run.
+func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
+	out, _, err := s.Runs(ctx, store.RunQuery{})
 	return out, err
 }
 
@@ -954,11 +967,11 @@ type ownerRow struct {
 	started, heartbeat sql.NullInt64
 }
 
-func (r ownerRow) owner() *Owner {
+func (r ownerRow) owner() *store.Owner {
 	if !r.id.Valid {
 		return nil
 	}
-	return &Owner{ID: r.id.String, PID: int(r.pid.Int64), Host: r.host.String, Started: timeOf(r.started), Heartbeat: timeOf(r.heartbeat)}
+	return &store.Owner{ID: r.id.String, PID: int(r.pid.Int64), Host: r.host.String, Started: timeOf(r.started), Heartbeat: timeOf(r.heartbeat)}
 }
 
 type querier interface {
@@ -966,7 +979,7 @@ type querier interface {
 }
 
 // leaseOf returns the owner of the run, nil for none.
-func leaseOf(ctx context.Context, q querier, runID string) (*Owner, error) {
+func leaseOf(ctx context.Context, q querier, runID string) (*store.Owner, error) {
 	var r ownerRow
 	err := q.QueryRowContext(ctx, `SELECT owner, pid, host, started, heartbeat FROM leases WHERE run_id = ?`, runID).
 		Scan(&r.id, &r.pid, &r.host, &r.started, &r.heartbeat)
@@ -979,10 +992,10 @@ func leaseOf(ctx context.Context, q querier, runID string) (*Owner, error) {
 	return r.owner(), nil
 }
 
-// Acquire implements [Store]: the owner is read and replaced in one write
+// Acquire implements [store.Store]: the owner is read and replaced in one write
 // transaction, so that of two processes acquiring one run at once, one
 // gets it and the other sees it owned.
-func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(Owner) bool) error {
+func (s *Store) Acquire(ctx context.Context, runID string, o store.Owner, dead func(store.Owner) bool) error {
 	if o.ID == "" {
 		return fmt.Errorf("store: run %q: acquire: the owner has no id", runID)
 	}
@@ -1002,7 +1015,7 @@ func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(O
 			return err
 		}
 		if cur != nil && cur.ID != o.ID && (dead == nil || !dead(*cur)) {
-			return &OwnedError{RunID: runID, Owner: *cur}
+			return &store.OwnedError{RunID: runID, Owner: *cur}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (run_id, owner, pid, host, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
@@ -1016,10 +1029,10 @@ func (s *SQLite) Acquire(ctx context.Context, runID string, o Owner, dead func(O
 	return nil
 }
 
-// Heartbeat implements [Store].
-func (s *SQLite) Heartbeat(ctx context.Context, runID string, o Owner) error {
+// Heartbeat implements [store.Store].
+func (s *Store) Heartbeat(ctx context.Context, runID string, o store.Owner) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		return execOne(ctx, tx, ErrNotOwner, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
+		return execOne(ctx, tx, store.ErrNotOwner, `UPDATE leases SET heartbeat = ? WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: heartbeat: %w", runID, err)
@@ -1027,8 +1040,8 @@ func (s *SQLite) Heartbeat(ctx context.Context, runID string, o Owner) error {
 	return nil
 }
 
-// Release implements [Store].
-func (s *SQLite) Release(ctx context.Context, runID string, o Owner) error {
+// Release implements [store.Store].
+func (s *Store) Release(ctx context.Context, runID string, o store.Owner) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE run_id = ? AND owner = ?`, runID, o.ID)
 		return err
@@ -1039,8 +1052,8 @@ func (s *SQLite) Release(ctx context.Context, runID string, o Owner) error {
 	return nil
 }
 
-// RecordProcess implements [Store].
-func (s *SQLite) RecordProcess(ctx context.Context, runID string, p Process) error {
+// RecordProcess implements [store.Store].
+func (s *Store) RecordProcess(ctx context.Context, runID string, p store.Process) error {
 	recorded := p.Recorded
 	if recorded.IsZero() {
 		recorded = time.Now()
@@ -1050,7 +1063,7 @@ func (s *SQLite) RecordProcess(ctx context.Context, runID string, p Process) err
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			runID, p.TaskID, p.Attempt, p.Key, p.PGID, p.Host, p.BootID, p.Start, recorded.UnixNano())
 		if isForeignKey(err) {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		return err
 	})
@@ -1060,8 +1073,8 @@ func (s *SQLite) RecordProcess(ctx context.Context, runID string, p Process) err
 	return nil
 }
 
-// ForgetProcesses implements [Store].
-func (s *SQLite) ForgetProcesses(ctx context.Context, runID string) error {
+// ForgetProcesses implements [store.Store].
+func (s *Store) ForgetProcesses(ctx context.Context, runID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
@@ -1080,15 +1093,15 @@ type rowsQuerier interface {
 }
 
 // processesOf returns the processes recorded for the run, in order.
-func processesOf(ctx context.Context, q rowsQuerier, runID string) ([]Process, error) {
+func processesOf(ctx context.Context, q rowsQuerier, runID string) ([]store.Process, error) {
 	rows, err := q.QueryContext(ctx, `SELECT task_id, attempt, key, pgid, host, boot_id, start_time, recorded
 		FROM processes WHERE run_id = ? ORDER BY rowid`, runID)
 	if err != nil {
 		return nil, err
 	}
-	var out []Process
+	var out []store.Process
 	for rows.Next() {
-		var p Process
+		var p store.Process
 		var recorded sql.NullInt64
 		if err := rows.Scan(&p.TaskID, &p.Attempt, &p.Key, &p.PGID, &p.Host, &p.BootID, &p.Start, &recorded); err != nil {
 			rows.Close()

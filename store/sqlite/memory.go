@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dagent-dev/dagent/store"
 )
 
-// Outcomes implements [Store]: one read transaction reads the runs, the
+// Outcomes implements [store.Store]: one read transaction reads the runs, the
 // plan versions that name each task's agent, the task states and the
 // events that carry a failure's class.
-func (s *SQLite) Outcomes(ctx context.Context, runs int) (_ []TaskOutcome, err error) {
+func (s *Store) Outcomes(ctx context.Context, runs int) (_ []store.TaskOutcome, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("store: outcomes of %d runs: %w", runs, err)
@@ -46,7 +48,7 @@ func (s *SQLite) Outcomes(ctx context.Context, runs int) (_ []TaskOutcome, err e
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	var out []TaskOutcome
+	var out []store.TaskOutcome
 	for _, r := range ids {
 		o, err := s.outcomes(ctx, tx, r.id, r.plan)
 		if err != nil {
@@ -59,7 +61,7 @@ func (s *SQLite) Outcomes(ctx context.Context, runs int) (_ []TaskOutcome, err e
 
 // outcomes returns the task outcomes of one run, whose first plan is
 // plan when the run keeps it apart from its versions.
-func (s *SQLite) outcomes(ctx context.Context, tx *sql.Tx, runID string, first []byte) ([]TaskOutcome, error) {
+func (s *Store) outcomes(ctx context.Context, tx *sql.Tx, runID string, first []byte) ([]store.TaskOutcome, error) {
 	plans := map[int]planAgents{}
 	if first != nil {
 		plans[0] = agentsOf(first)
@@ -101,9 +103,9 @@ func (s *SQLite) outcomes(ctx context.Context, tx *sql.Tx, runID string, first [
 	if err != nil {
 		return nil, err
 	}
-	var out []TaskOutcome
+	var out []store.TaskOutcome
 	for rows.Next() {
-		o := TaskOutcome{RunID: runID}
+		o := store.TaskOutcome{RunID: runID}
 		if err := rows.Scan(&o.TaskID, &o.Version, &o.Status, &o.Error); err != nil {
 			rows.Close()
 			return nil, err
@@ -150,8 +152,8 @@ func agentsOf(p []byte) planAgents {
 	return out
 }
 
-// CachePlan implements [Store].
-func (s *SQLite) CachePlan(ctx context.Context, p CachedPlan) error {
+// CachePlan implements [store.Store].
+func (s *Store) CachePlan(ctx context.Context, p store.CachedPlan) error {
 	err := func() error {
 		if p.Key == "" {
 			return errors.New("no key")
@@ -175,17 +177,17 @@ func (s *SQLite) CachePlan(ctx context.Context, p CachedPlan) error {
 	return nil
 }
 
-// CachedPlan implements [Store].
-func (s *SQLite) CachedPlan(ctx context.Context, key string) (*CachedPlan, error) {
+// CachedPlan implements [store.Store].
+func (s *Store) CachedPlan(ctx context.Context, key string) (*store.CachedPlan, error) {
 	if s.schema < 7 {
-		return nil, fmt.Errorf("store: cached plan: %w", ErrNotCached)
+		return nil, fmt.Errorf("store: cached plan: %w", store.ErrNotCached)
 	}
-	p := CachedPlan{Key: key}
+	p := store.CachedPlan{Key: key}
 	var plan []byte
 	var stored sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT mission, plan, run_id, stored FROM plan_cache WHERE key = ?`, key).Scan(&p.Mission, &plan, &p.RunID, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotCached
+		err = store.ErrNotCached
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: cached plan: %w", err)

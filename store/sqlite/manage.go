@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dagent-dev/dagent/store"
 )
 
-// EventsAfter implements [Store]: it reads in one read transaction, so
+// EventsAfter implements [store.Store]: it reads in one read transaction, so
 // that a reader polling a run another process writes sees whole commits.
-func (s *SQLite) EventsAfter(ctx context.Context, runID string, after int) (_ []Event, err error) {
+func (s *Store) EventsAfter(ctx context.Context, runID string, after int) (_ []store.Event, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("store: run %q: events after %d: %w", runID, after, err)
@@ -27,20 +29,20 @@ func (s *SQLite) EventsAfter(ctx context.Context, runID string, after int) (_ []
 	return s.events(ctx, tx, runID, after)
 }
 
-// runExists fails with ErrNotFound unless the run exists.
+// runExists fails with [store.ErrNotFound] unless the run exists.
 func runExists(ctx context.Context, q querier, runID string) error {
 	var one int
 	err := q.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return err
 }
 
-// DeleteRun implements [Store]: the lease is read and the run deleted in
+// DeleteRun implements [store.Store]: the lease is read and the run deleted in
 // one write transaction, so that a process that acquires the run at the
 // same time either finds it gone or keeps it.
-func (s *SQLite) DeleteRun(ctx context.Context, runID string, dead func(Owner) bool) error {
+func (s *Store) DeleteRun(ctx context.Context, runID string, dead func(store.Owner) bool) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
@@ -50,7 +52,7 @@ func (s *SQLite) DeleteRun(ctx context.Context, runID string, dead func(Owner) b
 			return err
 		}
 		if cur != nil && (dead == nil || !dead(*cur)) {
-			return &OwnedError{RunID: runID, Owner: *cur}
+			return &store.OwnedError{RunID: runID, Owner: *cur}
 		}
 		// The run's rows in the other tables go with it (ON DELETE
 		// CASCADE).
@@ -63,13 +65,13 @@ func (s *SQLite) DeleteRun(ctx context.Context, runID string, dead func(Owner) b
 	return nil
 }
 
-// RequestCancel implements [Store].
-func (s *SQLite) RequestCancel(ctx context.Context, runID string, o Owner) error {
+// RequestCancel implements [store.Store].
+func (s *Store) RequestCancel(ctx context.Context, runID string, o store.Owner) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		return execOne(ctx, tx, ErrNotOwner, `UPDATE leases SET cancel = COALESCE(cancel, ?) WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
+		return execOne(ctx, tx, store.ErrNotOwner, `UPDATE leases SET cancel = COALESCE(cancel, ?) WHERE run_id = ? AND owner = ?`, time.Now().UnixNano(), runID, o.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: run %q: request cancel: %w", runID, err)
@@ -77,13 +79,13 @@ func (s *SQLite) RequestCancel(ctx context.Context, runID string, o Owner) error
 	return nil
 }
 
-// CancelRequested implements [Store]: a read, which takes no write lock,
+// CancelRequested implements [store.Store]: a read, which takes no write lock,
 // so that an owner may ask often.
-func (s *SQLite) CancelRequested(ctx context.Context, runID string, o Owner) (bool, error) {
+func (s *Store) CancelRequested(ctx context.Context, runID string, o store.Owner) (bool, error) {
 	var cancel sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT cancel FROM leases WHERE run_id = ? AND owner = ?`, runID, o.ID).Scan(&cancel)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotOwner
+		err = store.ErrNotOwner
 		if rerr := runExists(ctx, s.r, runID); rerr != nil {
 			err = rerr
 		}

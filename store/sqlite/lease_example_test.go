@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"path/filepath"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // A run's lease: one owner at a time, kept fresh while it runs, given up
 // at its end; another owner is refused unless the dead function says the
 // owner died.
-func ExampleSQLite_Acquire() {
+func ExampleStore_Acquire() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -61,7 +62,7 @@ func ExampleReadOnly() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "dagent.db")
-	w, err := store.Open(path)
+	w, err := sqlite.Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -70,7 +71,7 @@ func ExampleReadOnly() {
 	ctx := context.Background()
 	_ = w.CreateRun(ctx, store.Run{ID: "r", Mission: "Count the words"})
 
-	r, err := store.Open(path, store.ReadOnly())
+	r, err := sqlite.Open(path, sqlite.ReadOnly())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/dagent-dev/dagent/store/storetest"
 )
 
@@ -31,10 +32,10 @@ func dbPath(t *testing.T) string {
 	return p.(string)
 }
 
-func open(t *testing.T, opts ...store.Option) *store.SQLite {
+func open(t *testing.T, opts ...sqlite.Option) *sqlite.Store {
 	t.Helper()
 	path := dbPath(t)
-	s, err := store.Open(path, opts...)
+	s, err := sqlite.Open(path, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	return s
@@ -45,11 +46,26 @@ func open(t *testing.T, opts ...store.Option) *store.SQLite {
 func checkIntegrity(t *testing.T) {
 	path := dbPath(t)
 	t.Cleanup(func() { // runs after the stores' cleanups: they close first
-		s, err := store.Open(path)
+		s, err := sqlite.Open(path)
 		require.NoError(t, err)
 		defer s.Close()
 		assert.NoError(t, s.Check(ctx))
 	})
+}
+
+// createRun creates a run of one task, a.
+func createRun(t *testing.T, s store.Store, id string) {
+	t.Helper()
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: json.RawMessage(`{"tasks":[{"id":"a","agent":"go","input":"x"}]}`), Mission: "test"}))
+}
+
+// kinds is the kind and task of each event.
+func kinds(events []store.Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Kind+":"+e.TaskID)
+	}
+	return out
 }
 
 func TestConformance(t *testing.T) {
@@ -65,7 +81,7 @@ func TestConformanceFullSync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the kit against synchronous=FULL")
 	}
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, store.WithFullSync()) })
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, sqlite.WithFullSync()) })
 }
 
 // raw opens the database file with the driver alone, as a person with the
@@ -85,7 +101,7 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 	db := raw(t, path)
 	var v int
 	require.NoError(t, db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&v))
-	assert.Equal(t, store.SchemaVersion, v)
+	assert.Equal(t, sqlite.SchemaVersion, v)
 	var tables []string
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	require.NoError(t, err)
@@ -104,12 +120,12 @@ func TestOpenMigratesAnEmptyFile(t *testing.T) {
 
 func TestOpenCreatesTheDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a dir", "with #odd? chars%", "dagent.db")
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r"}))
 	require.NoError(t, s.Close())
 	assert.FileExists(t, path)
-	s, err = store.Open(path)
+	s, err = sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.Load(ctx, "r")
@@ -119,42 +135,42 @@ func TestOpenCreatesTheDirectory(t *testing.T) {
 func TestOpenMigratesOnce(t *testing.T) {
 	path := dbPath(t)
 	for range 3 {
-		s, err := store.Open(path)
+		s, err := sqlite.Open(path)
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 	}
 	var n int
 	require.NoError(t, raw(t, path).QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&n))
-	assert.Equal(t, store.SchemaVersion, n)
+	assert.Equal(t, sqlite.SchemaVersion, n)
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {
 	path := dbPath(t)
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r"}))
 	require.NoError(t, s.Close())
-	_, err = raw(t, path).Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, store.SchemaVersion+1)
+	_, err = raw(t, path).Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, sqlite.SchemaVersion+1)
 	require.NoError(t, err)
 
-	_, err = store.Open(path)
-	require.ErrorIs(t, err, store.ErrSchemaTooNew)
+	_, err = sqlite.Open(path)
+	require.ErrorIs(t, err, sqlite.ErrSchemaTooNew)
 	assert.Contains(t, err.Error(), path)
-	assert.Contains(t, err.Error(), fmt.Sprintf("schema version %d", store.SchemaVersion+1))
+	assert.Contains(t, err.Error(), fmt.Sprintf("schema version %d", sqlite.SchemaVersion+1))
 	assert.Contains(t, err.Error(), "newer dagent")
 }
 
 func TestOpenRefusesWhatIsNotADatabase(t *testing.T) {
 	path := dbPath(t)
 	require.NoError(t, os.WriteFile(path, []byte("this is not a database, it is a text file that is long enough to have a header"), 0o644))
-	_, err := store.Open(path)
+	_, err := sqlite.Open(path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
-	assert.NotErrorIs(t, err, store.ErrSchemaTooNew)
+	assert.NotErrorIs(t, err, sqlite.ErrSchemaTooNew)
 }
 
 func TestCloseTwice(t *testing.T) {
-	s, err := store.Open(dbPath(t))
+	s, err := sqlite.Open(dbPath(t))
 	require.NoError(t, err)
 	assert.NoError(t, s.Close())
 	assert.NoError(t, s.Close())
@@ -166,7 +182,7 @@ func TestTwoHandlesWriteConcurrently(t *testing.T) {
 	checkIntegrity(t)
 	path := dbPath(t)
 	a := open(t)
-	b, err := store.Open(path)
+	b, err := sqlite.Open(path)
 	require.NoError(t, err)
 	defer b.Close()
 	require.NoError(t, a.CreateRun(ctx, store.Run{ID: "shared"}))
@@ -174,7 +190,7 @@ func TestTwoHandlesWriteConcurrently(t *testing.T) {
 	const writers, tasks = 4, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*writers*tasks*3)
-	for k, s := range []*store.SQLite{a, b} {
+	for k, s := range []*sqlite.Store{a, b} {
 		for w := range writers {
 			wg.Go(func() {
 				for i := range tasks {
@@ -191,7 +207,7 @@ func TestTwoHandlesWriteConcurrently(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	for _, s := range []*store.SQLite{a, b} {
+	for _, s := range []*sqlite.Store{a, b} {
 		rec, err := s.Load(ctx, "shared")
 		require.NoError(t, err)
 		assert.Len(t, rec.Tasks, 2*writers*tasks)
@@ -254,7 +270,7 @@ const childTasks = 50
 
 // child is one process of TestProcessesWriteConcurrently.
 func child(t *testing.T, path, id string) {
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	defer s.Close()
 	own := "child-" + id
@@ -265,7 +281,7 @@ func child(t *testing.T, path, id string) {
 		require.NoError(t, s.CommitTask(ctx, "shared", store.Task{ID: task, Status: "done", Output: json.RawMessage(`1`)}))
 		require.NoError(t, s.AppendEvents(ctx, "shared", []store.Event{{Kind: "task_finished", TaskID: task, Time: time.Now()}}))
 		require.NoError(t, s.CommitTask(ctx, own, store.Task{ID: task, Status: "done"}))
-		require.Less(t, time.Since(start), store.DefaultBusyTimeout, "a write waited past the busy timeout")
+		require.Less(t, time.Since(start), sqlite.DefaultBusyTimeout, "a write waited past the busy timeout")
 	}
 	require.NoError(t, s.SetStatus(ctx, own, "completed", ""))
 }
@@ -274,7 +290,7 @@ func child(t *testing.T, path, id string) {
 // fails; within it, it succeeds.
 func TestBusyTimeout(t *testing.T) {
 	path := dbPath(t)
-	s := open(t, store.WithBusyTimeout(300*time.Millisecond))
+	s := open(t, sqlite.WithBusyTimeout(300*time.Millisecond))
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r"}))
 	db := raw(t, path)
 	conn, err := db.Conn(ctx)
@@ -301,7 +317,7 @@ func TestBusyTimeout(t *testing.T) {
 // Readers are not blocked by a writer (WAL).
 func TestReadWhileAnotherWrites(t *testing.T) {
 	path := dbPath(t)
-	s := open(t, store.WithBusyTimeout(100*time.Millisecond))
+	s := open(t, sqlite.WithBusyTimeout(100*time.Millisecond))
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r"}))
 	require.NoError(t, s.CommitTask(ctx, "r", store.Task{ID: "a", Status: "done"}))
 	conn, err := raw(t, path).Conn(ctx)
@@ -336,7 +352,7 @@ func TestForeignKeysAndCascade(t *testing.T) {
 
 func TestCheckFindsCorruption(t *testing.T) {
 	path := dbPath(t)
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	for i := range 200 {
 		require.NoError(t, s.CreateRun(ctx, store.Run{ID: fmt.Sprintf("run-%03d", i), Mission: fmt.Sprintf("%0500d", i)}))
@@ -355,7 +371,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	_, err = f.WriteAt(junk, info.Size()/2)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	s, err = store.Open(path)
+	s, err = sqlite.Open(path)
 	if err != nil {
 		return // refused at open: as good
 	}
@@ -374,7 +390,7 @@ func TestOpenConcurrentlyOnANewFile(t *testing.T) {
 		errs := make([]error, 6)
 		for k := range errs {
 			wg.Go(func() {
-				s, err := store.Open(path)
+				s, err := sqlite.Open(path)
 				if err == nil {
 					err = s.CreateRun(ctx, store.Run{ID: fmt.Sprintf("run-%d", k)})
 					err = errors.Join(err, s.Close())
@@ -388,7 +404,7 @@ func TestOpenConcurrentlyOnANewFile(t *testing.T) {
 		}
 		var n int
 		require.NoError(t, raw(t, path).QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&n))
-		assert.Equal(t, store.SchemaVersion, n)
+		assert.Equal(t, sqlite.SchemaVersion, n)
 	}
 }
 
@@ -510,7 +526,7 @@ func TestFailedMigrationChangesNothing(t *testing.T) {
 	_, err := db.Exec(`CREATE TABLE plans (x)`) // in the way of migration 2
 	require.NoError(t, err)
 
-	_, err = store.Open(path)
+	_, err = sqlite.Open(path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "migration 2")
 

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/dagent-dev/dagent/store"
 )
 
 // maxRows is how many task states one statement of a batch writes at
@@ -68,9 +70,9 @@ func chunks(n int, f func(k, from, to int) error) error {
 	return nil
 }
 
-// CommitBatch implements [Store]: the tasks' rows are replaced and the
+// CommitBatch implements [store.Store]: the tasks' rows are replaced and the
 // events appended in one transaction, committed before it returns.
-func (s *SQLite) CommitBatch(ctx context.Context, runID string, b Batch) error {
+func (s *Store) CommitBatch(ctx context.Context, runID string, b store.Batch) error {
 	for _, t := range b.Tasks {
 		if err := checkTask(t); err != nil {
 			return fmt.Errorf("store: run %q: commit batch: task %q: %w", runID, t.ID, err)
@@ -95,7 +97,7 @@ func (s *SQLite) CommitBatch(ctx context.Context, runID string, b Batch) error {
 }
 
 // checkTask fails unless t can be committed.
-func checkTask(t Task) error {
+func checkTask(t store.Task) error {
 	if t.ID == "" {
 		return errors.New("the task has no id")
 	}
@@ -106,7 +108,7 @@ func checkTask(t Task) error {
 }
 
 // checkEvents fails unless the events can be appended.
-func checkEvents(events []Event) error {
+func checkEvents(events []store.Event) error {
 	for _, e := range events {
 		if e.Kind == "" {
 			return errors.New("an event has no kind")
@@ -126,7 +128,7 @@ const maxStatementBytes = 1 << 20
 
 // upsertTasks replaces the rows of the tasks' states in their versions, a
 // later state of a task and version replacing an earlier one.
-func (s *SQLite) upsertTasks(ctx context.Context, tx *sql.Tx, runID string, tasks []Task) error {
+func (s *Store) upsertTasks(ctx context.Context, tx *sql.Tx, runID string, tasks []store.Task) error {
 	now := time.Now()
 	for len(tasks) > 0 {
 		n, size := 1, len(tasks[0].Output)
@@ -144,7 +146,7 @@ func (s *SQLite) upsertTasks(ctx context.Context, tx *sql.Tx, runID string, task
 
 // upsertRows writes the tasks' rows in as few statements as it can, now
 // being when those without a commit time were committed.
-func (s *SQLite) upsertRows(ctx context.Context, tx *sql.Tx, runID string, tasks []Task, now time.Time) error {
+func (s *Store) upsertRows(ctx context.Context, tx *sql.Tx, runID string, tasks []store.Task, now time.Time) error {
 	args := make([]any, 0, 13*min(len(tasks), maxRows))
 	return chunks(len(tasks), func(k, from, to int) error {
 		args = args[:0]
@@ -160,7 +162,7 @@ func (s *SQLite) upsertRows(ctx context.Context, tx *sql.Tx, runID string, tasks
 		// which holds the plan, is not written.
 		_, err := tx.StmtContext(ctx, s.batch.tasks[k]).ExecContext(ctx, args...)
 		if isForeignKey(err) {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		return err
 	})

@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/dagent-dev/dagent/internal/plantest"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // BenchmarkCreateRun measures creating a run with its plan on a SQLite
@@ -58,13 +59,13 @@ func BenchmarkSetStatus(b *testing.B) {
 
 // benchStore opens a SQLite store in the benchmark's directory and returns
 // it with the canonical JSON of a no-op layered plan of n tasks.
-func benchStore(b *testing.B, n int) (*store.SQLite, []byte) {
+func benchStore(b *testing.B, n int) (*sqlite.Store, []byte) {
 	b.Helper()
 	canon, err := plantest.Layered(10, n/10, "noop").Canonical()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := store.Open(filepath.Join(b.TempDir(), "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "dagent.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

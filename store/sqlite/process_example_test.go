@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -7,19 +7,20 @@ import (
 	"path/filepath"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // The programs a run's attempts start are recorded as they start, so that
 // whoever resumes the run after a crash finds what may be left of them,
 // and forgotten once they are known to have ended.
-func ExampleSQLite_RecordProcess() {
+func ExampleStore_RecordProcess() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return

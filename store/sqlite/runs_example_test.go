@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // A page of the failed runs, newest first, with how many there are: the
 // store reads the summaries of the page's runs only.
-func ExampleSQLite_Runs() {
+func ExampleStore_Runs() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return

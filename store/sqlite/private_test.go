@@ -1,6 +1,6 @@
 //go:build unix
 
-package store_test
+package sqlite_test
 
 import (
 	"io/fs"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 func mode(t *testing.T, path string) fs.FileMode {
@@ -33,7 +34,7 @@ func TestOpenCreatesPrivately(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.Chmod(root, 0o755))
 	path := filepath.Join(root, "a", ".dagent", "dagent.db")
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r"}))
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
@@ -46,7 +47,7 @@ func TestOpenCreatesPrivately(t *testing.T) {
 
 	shared := filepath.Join(root, "shared.db")
 	require.NoError(t, os.WriteFile(shared, nil, 0o640))
-	s, err = store.Open(shared)
+	s, err = sqlite.Open(shared)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	assert.Equal(t, fs.FileMode(0o640), mode(t, shared), "an existing journal keeps its mode")

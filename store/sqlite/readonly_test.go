@@ -1,6 +1,6 @@
 //go:build unix
 
-package store_test
+package sqlite_test
 
 import (
 	"crypto/sha256"
@@ -15,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // journalWithARun writes a database with one run, owned, and closes it.
 func journalWithARun(t *testing.T) string {
 	t.Helper()
 	path := dbPath(t)
-	s, err := store.Open(path)
+	s, err := sqlite.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r", Plan: []byte(`{"tasks": [{"id": "a"}]}`), Mission: "m"}))
 	require.NoError(t, s.CommitTask(ctx, "r", store.Task{ID: "a", Status: "done", Output: []byte(`1`)}))
@@ -34,9 +35,9 @@ func journalWithARun(t *testing.T) string {
 	return path
 }
 
-func openReadOnly(t *testing.T, path string) *store.SQLite {
+func openReadOnly(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
-	s, err := store.Open(path, store.ReadOnly())
+	s, err := sqlite.Open(path, sqlite.ReadOnly())
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	return s
@@ -89,7 +90,7 @@ func TestReadOnlyBesideAWriter(t *testing.T) {
 	defer tx.Rollback()
 
 	start := time.Now()
-	s, err := store.Open(path, store.ReadOnly(), store.WithBusyTimeout(5*time.Second))
+	s, err := sqlite.Open(path, sqlite.ReadOnly(), sqlite.WithBusyTimeout(5*time.Second))
 	require.NoError(t, err)
 	defer s.Close()
 	list, err := s.List(ctx)
@@ -100,7 +101,7 @@ func TestReadOnlyBesideAWriter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), time.Second, "no wait for the write lock")
 
-	_, err = store.Open(path, store.WithBusyTimeout(100*time.Millisecond))
+	_, err = sqlite.Open(path, sqlite.WithBusyTimeout(100*time.Millisecond))
 	assert.Error(t, err, "a writer's open, which migrates, does wait for it")
 }
 
@@ -252,20 +253,20 @@ func TestReadOnlySchemas(t *testing.T) {
 	})
 	t.Run("version 1, too old", func(t *testing.T) {
 		path := copyV1(t)
-		_, err := store.Open(path, store.ReadOnly())
-		require.ErrorIs(t, err, store.ErrSchemaTooOld)
+		_, err := sqlite.Open(path, sqlite.ReadOnly())
+		require.ErrorIs(t, err, sqlite.ErrSchemaTooOld)
 		assert.Contains(t, err.Error(), "open it once to write")
 	})
 	t.Run("newer", func(t *testing.T) {
 		path := journalWithARun(t)
-		_, err := raw(t, path).Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, store.SchemaVersion+1)
+		_, err := raw(t, path).Exec(`INSERT INTO schema_version (version, applied) VALUES (?, 0)`, sqlite.SchemaVersion+1)
 		require.NoError(t, err)
-		_, err = store.Open(path, store.ReadOnly())
-		assert.ErrorIs(t, err, store.ErrSchemaTooNew)
+		_, err = sqlite.Open(path, sqlite.ReadOnly())
+		assert.ErrorIs(t, err, sqlite.ErrSchemaTooNew)
 	})
 	t.Run("no file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "none", "dagent.db")
-		_, err := store.Open(path, store.ReadOnly())
+		_, err := sqlite.Open(path, sqlite.ReadOnly())
 		assert.ErrorIs(t, err, os.ErrNotExist)
 		assert.NoDirExists(t, filepath.Dir(path), "nothing created")
 	})

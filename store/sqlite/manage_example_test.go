@@ -1,4 +1,4 @@
-package store_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,17 +8,18 @@ import (
 	"path/filepath"
 
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 )
 
 // A follower of a run reads the events appended since the last it saw.
-func ExampleSQLite_EventsAfter() {
+func ExampleStore_EventsAfter() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -43,14 +44,14 @@ func ExampleSQLite_EventsAfter() {
 }
 
 // A run is deleted unless a live process owns it.
-func ExampleSQLite_DeleteRun() {
+func ExampleStore_DeleteRun() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,14 +74,14 @@ func ExampleSQLite_DeleteRun() {
 
 // Another process asks a run's owner to cancel it; the owner sees the
 // request.
-func ExampleSQLite_RequestCancel() {
+func ExampleStore_RequestCancel() {
 	dir, err := os.MkdirTemp("", "dagent-store")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(filepath.Join(dir, "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(dir, "dagent.db"))
 	if err != nil {
 		fmt.Println(err)
 		return

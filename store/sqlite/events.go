@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/store"
 )
 
 // A run's events are kept in chunks: one row holds, as a JSON array, the
@@ -31,7 +32,7 @@ type chunkEvent struct {
 
 // appendEvents appends the events to the run's timeline, numbered on from
 // its last event, a zero Time being the current time.
-func (s *SQLite) appendEvents(ctx context.Context, tx *sql.Tx, runID string, events []Event) error {
+func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, runID string, events []store.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -62,7 +63,7 @@ func (s *SQLite) appendEvents(ctx context.Context, tx *sql.Tx, runID string, eve
 }
 
 // appendEvent appends e to b as a chunkEvent; its Data is JSON already.
-func appendEvent(b []byte, e Event, now time.Time) []byte {
+func appendEvent(b []byte, e store.Event, now time.Time) []byte {
 	t := e.Time
 	if t.IsZero() {
 		t = now
@@ -83,7 +84,7 @@ func appendEvent(b []byte, e Event, now time.Time) []byte {
 }
 
 // events reads the run's timeline after its event after in tx.
-func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string, after int) ([]Event, error) {
+func (s *Store) events(ctx context.Context, tx *sql.Tx, runID string, after int) ([]store.Event, error) {
 	if s.schema < 5 {
 		return s.eventRows(ctx, tx, runID, after)
 	}
@@ -91,7 +92,7 @@ func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string, after int
 	if err != nil {
 		return nil, err
 	}
-	var out []Event
+	var out []store.Event
 	for rows.Next() {
 		var first, last int
 		var chunk []byte
@@ -116,7 +117,7 @@ func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string, after int
 			if string(data) == "null" {
 				data = nil
 			}
-			out = append(out, Event{Seq: first + k, Kind: e.Kind, Time: time.Unix(0, e.Time), TaskID: e.TaskID, Data: data})
+			out = append(out, store.Event{Seq: first + k, Kind: e.Kind, Time: time.Unix(0, e.Time), TaskID: e.TaskID, Data: data})
 		}
 	}
 	return out, errors.Join(rows.Err(), rows.Close())
@@ -125,14 +126,14 @@ func (s *SQLite) events(ctx context.Context, tx *sql.Tx, runID string, after int
 // eventRows reads the run's timeline after its event after from a
 // database of schema 4 or older, opened read-only as it is: one row per
 // event.
-func (s *SQLite) eventRows(ctx context.Context, tx *sql.Tx, runID string, after int) ([]Event, error) {
+func (s *Store) eventRows(ctx context.Context, tx *sql.Tx, runID string, after int) ([]store.Event, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, time, task_id, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq`, runID, after)
 	if err != nil {
 		return nil, err
 	}
-	var out []Event
+	var out []store.Event
 	for rows.Next() {
-		var e Event
+		var e store.Event
 		var at sql.NullInt64
 		var data []byte
 		if err := rows.Scan(&e.Seq, &e.Kind, &at, &e.TaskID, &data); err != nil {
