@@ -68,6 +68,14 @@ type Event struct {
 	// Usage is the token usage of every attempt of the task on its final
 	// event, and of the whole run on EventRunFinished.
 	Usage agent.Usage
+	// AttemptEnded is when the agent of the task's last attempt returned
+	// (or the attempt was given up on), on the events that follow it: its
+	// EventTaskVerified, whose check began then; the EventTaskRetried of
+	// the next attempt, whose wait began then; and the task's final event.
+	// It is zero where no attempt called an agent. An observer times the
+	// attempt from its EventTaskStarted or EventTaskRetried to it, and the
+	// check from it to the EventTaskVerified.
+	AttemptEnded time.Time
 
 	// The fields below are set only on the events of an execution that
 	// replans (package executor), which come between its runs.
