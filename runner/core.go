@@ -510,7 +510,8 @@ func (c *core) settle(o *outcome, now time.Time) {
 		res.Class = Classify(o.err)
 	}
 	if c.conf.emit != nil {
-		e := Event{Time: now, RunID: c.id, TaskID: res.ID, Phase: c.d.Level(o.i), Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage}
+		e := Event{Time: now, RunID: c.id, TaskID: res.ID, Phase: c.d.Level(o.i), Attempt: o.attempts, Duration: res.Duration, Err: o.err, Diagnosis: o.diagnosis, Usage: o.usage,
+			AttemptEnded: o.ended}
 		switch o.status {
 		case TaskDone:
 			e.Kind, e.Output = EventTaskFinished, o.output

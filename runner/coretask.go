@@ -83,6 +83,9 @@ type outcome struct {
 	err       error
 	diagnosis string
 	usage     agent.Usage
+	// ended is when the last attempt's agent returned, by the host's
+	// clock; zero when none was called or no one observes the run.
+	ended time.Time
 }
 
 // failure is one failed attempt: which policy handles it and why.
@@ -131,7 +134,7 @@ func (c *core) runTask(h Host, k *carry, i int) (outcome, bool) {
 	}
 	if err != nil {
 		// Upstream outputs will not change on a retry: fail at once.
-		c.emitTask(h, EventTaskStarted, i, 1, nil, "")
+		c.emitTask(h, EventTaskStarted, k, 1, nil, "")
 		k.o.attempts = 1
 		return c.fail(k.o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t), true
 	}
@@ -153,7 +156,7 @@ func (c *core) condition(h Host, k *carry, when *verify.Predicate) (outcome, boo
 	v, err := when.Eval(context.Background(), verify.Bindings{Input: t.Input, Depends: k.depends})
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrCondition, err)
-		c.emitTask(h, EventTaskStarted, i, 1, nil, "")
+		c.emitTask(h, EventTaskStarted, k, 1, nil, "")
 		k.o.attempts = 1
 		return c.fail(k.o, failure{policy: t.OnFailure, err: err, diagnosis: err.Error()}, t), true
 	}
@@ -188,13 +191,13 @@ func (c *core) attempts(h Host, k *carry, n int, got *Reply) (outcome, bool) {
 				req.Template, req.Refs = t.Input, k.refs
 			}
 			if attempt == 1 {
-				c.emitTask(h, EventTaskStarted, i, attempt, nil, "")
+				c.emitTask(h, EventTaskStarted, k, attempt, nil, "")
 			} else {
 				req.Diagnosis, req.Failure = k.last.diagnosis, agent.FailureError
 				if k.last.verdict {
 					req.Failure = agent.FailureVerification
 				}
-				c.emitTask(h, EventTaskRetried, i, attempt, k.last.err, k.last.diagnosis)
+				c.emitTask(h, EventTaskRetried, k, attempt, k.last.err, k.last.diagnosis)
 			}
 			// By value: a pointer handed to an interface would cost an
 			// allocation per attempt.
@@ -204,6 +207,11 @@ func (c *core) attempts(h Host, k *carry, n int, got *Reply) (outcome, bool) {
 		}
 		o := &k.o
 		o.attempts, o.usage = attempt, o.usage.Add(x.Usage)
+		if c.conf.emit != nil {
+			// The events after the attempt say when it ended, for the
+			// observers that time the attempt apart from its checks.
+			o.ended = h.Now()
+		}
 		if x.Err != nil {
 			if cause := c.cause(); cause != nil {
 				o.status, o.err, o.diagnosis = TaskFailed, fmt.Errorf("cancelled: %w", cause), ""
@@ -285,7 +293,7 @@ func (c *core) judge(h Host, k *carry, attempt int, output any) (failure, bool) 
 	v, err := ch.pred.Eval(context.Background(), verify.Bindings{Input: t.Input, Result: output, Depends: k.depends})
 	if err != nil {
 		err = fmt.Errorf("verification: %w", err)
-		c.emitTask(h, EventTaskVerified, i, attempt, err, err.Error())
+		c.emitTask(h, EventTaskVerified, k, attempt, err, err.Error())
 		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output}, false
 	}
 	return c.verdict(h, k, attempt, output, v.Passed, v.Diagnosis, ErrVerification, "the output does not satisfy ", t.Verification)
@@ -297,7 +305,7 @@ func (c *core) judge(h Host, k *carry, attempt int, output any) (failure, bool) 
 // gave none) under sentinel.
 func (c *core) verdict(h Host, k *carry, attempt int, output any, passed bool, reason string, sentinel error, why, what string) (failure, bool) {
 	if c.conf.emit != nil {
-		e := c.event(h, EventTaskVerified, k.i, attempt, nil, reason)
+		e := c.event(h, EventTaskVerified, k, attempt, nil, reason)
 		e.Passed = passed
 		c.conf.emit(e)
 	}
@@ -336,7 +344,7 @@ func (c *core) judgeRubric(h Host, k *carry, attempt int, output any) (failure, 
 			return failure{err: fmt.Errorf("cancelled: %w", cause), cancelled: true}, false
 		}
 		err = fmt.Errorf("%w: %w", ErrJudge, err)
-		c.emitTask(h, EventTaskVerified, i, attempt, err, err.Error())
+		c.emitTask(h, EventTaskVerified, k, attempt, err, err.Error())
 		return failure{policy: t.OnFailure, err: err, diagnosis: err.Error(), output: output, final: true}, false
 	}
 	return c.verdict(h, k, attempt, output, v.Pass, v.Reason, ErrRubric, "the output does not meet the rubric: ", t.Rubric)
@@ -368,7 +376,7 @@ func (c *core) review(h Host, k *carry) outcome {
 	o := k.o
 	// A review that waits has started too: its events are task_started,
 	// then task_waiting, like any task's.
-	c.emitTask(h, EventTaskStarted, i, 1, nil, "")
+	c.emitTask(h, EventTaskStarted, k, 1, nil, "")
 	d, ok := c.decisions[i]
 	if !ok {
 		o.status = TaskWaiting
@@ -395,16 +403,17 @@ func (c *core) review(h Host, k *carry) outcome {
 	return o
 }
 
-// event is a task event of task i, at the host's time.
-func (c *core) event(h Host, kind EventKind, i, attempt int, err error, diagnosis string) Event {
+// event is a task event of k's task, at the host's time.
+func (c *core) event(h Host, kind EventKind, k *carry, attempt int, err error, diagnosis string) Event {
 	now := h.Now()
-	st := &c.state[i]
-	return Event{Kind: kind, Time: now, RunID: c.id, TaskID: st.res.ID, Phase: c.d.Level(i), Attempt: attempt, Duration: now.Sub(st.res.Started), Err: err, Diagnosis: diagnosis}
+	st := &c.state[k.i]
+	return Event{Kind: kind, Time: now, RunID: c.id, TaskID: st.res.ID, Phase: c.d.Level(k.i), Attempt: attempt, Duration: now.Sub(st.res.Started),
+		Err: err, Diagnosis: diagnosis, AttemptEnded: k.o.ended}
 }
 
 // emitTask emits a task event; without observers it costs nothing.
-func (c *core) emitTask(h Host, kind EventKind, i, attempt int, err error, diagnosis string) {
+func (c *core) emitTask(h Host, kind EventKind, k *carry, attempt int, err error, diagnosis string) {
 	if c.conf.emit != nil {
-		c.conf.emit(c.event(h, kind, i, attempt, err, diagnosis))
+		c.conf.emit(c.event(h, kind, k, attempt, err, diagnosis))
 	}
 }

@@ -68,6 +68,14 @@ type Event struct {
 	// Usage is the token usage of every attempt of the task on its final
 	// event, and of the whole run on EventRunFinished.
 	Usage agent.Usage
+	// AttemptEnded is when the agent of the task's last attempt returned
+	// (or the attempt was given up on), on the events that follow it: its
+	// EventTaskVerified, whose check began then; the EventTaskRetried of
+	// the next attempt, whose wait began then; and the task's final event.
+	// It is zero where no attempt called an agent. An observer times the
+	// attempt from its EventTaskStarted or EventTaskRetried to it, and the
+	// check from it to the EventTaskVerified.
+	AttemptEnded time.Time
 
 	// The fields below are set only on the events of an execution that
 	// replans (package executor), which come between its runs.
@@ -110,11 +118,16 @@ func (e *ObserverPanicError) Error() string {
 }
 
 // bus appends events to one log that each observer reads at its own pace,
-// so that emitting never waits for an observer.
+// so that emitting never waits for an observer. Once every observer has
+// seen every event of the log, the log starts over in the same array: a
+// run whose observers keep up holds a few events at a time, not all of
+// them.
 type bus struct {
 	mu     sync.Mutex
 	cond   sync.Cond
-	log    []Event
+	log    []Event // the events after base
+	base   int     // the events every observer has seen, dropped from log
+	seen   []int   // per observer, the events it has seen
 	closed bool
 	wg     sync.WaitGroup
 	panics []error // per observer, the first panic
@@ -124,7 +137,7 @@ func newBus(observers []Observer) *bus {
 	if len(observers) == 0 {
 		return nil
 	}
-	b := &bus{panics: make([]error, len(observers))}
+	b := &bus{panics: make([]error, len(observers)), seen: make([]int, len(observers))}
 	b.cond.L = &b.mu
 	for k, o := range observers {
 		b.wg.Go(func() { b.deliver(k, o) })
@@ -139,20 +152,22 @@ func (b *bus) emit(e Event) {
 		return
 	}
 	b.mu.Lock()
-	e.Seq = len(b.log) + 1
+	e.Seq = b.base + len(b.log) + 1
 	b.log = append(b.log, e)
 	b.mu.Unlock()
 	b.cond.Broadcast()
 }
 
 func (b *bus) deliver(k int, o Observer) {
-	for next := 0; ; {
+	for {
 		b.mu.Lock()
-		for next == len(b.log) && !b.closed {
+		for b.seen[k] == b.base+len(b.log) && !b.closed {
 			b.cond.Wait()
 		}
-		batch, closed := b.log[next:], b.closed
-		next = len(b.log)
+		// The events past len(b.log) are appended beside the batch, never
+		// over it: the log starts over only once every observer has seen
+		// it, this one this batch.
+		batch, closed := b.log[b.seen[k]-b.base:], b.closed
 		b.mu.Unlock()
 		for _, e := range batch {
 			b.call(k, o, e)
@@ -160,7 +175,26 @@ func (b *bus) deliver(k int, o Observer) {
 		if closed && len(batch) == 0 {
 			return
 		}
+		b.mu.Lock()
+		b.seen[k] += len(batch)
+		if b.caughtUp() {
+			clear(b.log) // the outputs the events hold go with them
+			b.base += len(b.log)
+			b.log = b.log[:0]
+		}
+		b.mu.Unlock()
 	}
+}
+
+// caughtUp reports whether every observer has seen every event. The
+// caller holds mu.
+func (b *bus) caughtUp() bool {
+	for _, n := range b.seen {
+		if n != b.base+len(b.log) {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *bus) call(k int, o Observer, e Event) {

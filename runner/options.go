@@ -132,7 +132,9 @@ func WithoutRetryOn(classes ...Class) Option {
 }
 
 // WithObserver adds an observer of the run's events. Observers are called
-// on their own goroutines, each with every event in order.
+// on their own goroutines, each with every event in order. An observer
+// that is a [ContextObserver] also gives the contexts of the run and its
+// attempts.
 func WithObserver(o Observer) Option {
 	return func(rn *Runner) { rn.observers = append(rn.observers, o) }
 }

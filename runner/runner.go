@@ -53,8 +53,9 @@ func New(opts ...Option) *Runner {
 type run struct {
 	*Runner
 	core
-	bus *bus
-	ctx context.Context
+	bus  *bus
+	ctxs *contexts // nil: no observer is a ContextObserver
+	ctx  context.Context
 
 	mu       sync.Mutex
 	group    *errgroup.Group   // the group new workers join: the phase's in Phased
@@ -95,11 +96,14 @@ func (rn *Runner) Run(ctx context.Context, d *plan.DAG, opts ...RunOption) (*Res
 	if r.bus != nil {
 		r.conf.emit = r.bus.emit
 	}
-	r.bus.emit(Event{Kind: EventRunStarted, Time: r.started, RunID: r.id})
+	started := Event{Kind: EventRunStarted, Time: r.started, RunID: r.id}
+	r.ctxs = newContexts(rn.observers)
+	r.ctx = r.ctxs.context(r.ctx, started)
+	r.bus.emit(started)
 	r.walk()
 	res := r.result(time.Now())
 	r.bus.emit(Event{Kind: EventRunFinished, Time: time.Now(), RunID: r.id, Duration: res.Duration, Err: res.Err, Status: res.Status, Usage: res.Usage})
-	errs := r.bus.close()
+	errs := append(r.bus.close(), r.ctxs.errs()...)
 	if ctx.Err() != nil {
 		errs = append(errs, res.Err)
 	}

@@ -83,7 +83,7 @@ func (r *run) attempt(j *job, n int, req *agent.Request) (Reply, bool) {
 		start = time.Now()
 	}
 	ctx := r.watch(j, n, start.Add(b.timeout))
-	res, err := call(ctx, b.agent, req)
+	res, err := call(r.attemptContext(ctx, j.i, n, start), b.agent, req)
 	if !j.unwatch() {
 		return Reply{}, false
 	}

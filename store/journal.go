@@ -190,7 +190,7 @@ type EventData struct {
 
 // Runner returns e as the runner's event it was journaled from: its
 // error as text, its run id the journaled run's when the event has none.
-// Output and Seq are not journaled.
+// Output, Seq and AttemptEnded are not journaled.
 func (e Event) Runner(runID string) (runner.Event, error) {
 	var d EventData
 	if len(e.Data) > 0 {

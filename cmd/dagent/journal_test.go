@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	testDir = dir
 	os.Setenv(envDB, filepath.Join(dir, "dagent.db"))
+	clearOTelEnv()
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

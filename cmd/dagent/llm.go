@@ -126,10 +126,11 @@ func (l *lazyLLM) build(model string) (llm.Client, error) {
 		return nil, err
 	}
 	l.hasModel = cfg.Model != ""
+	traced := otelLLM(c, cfg)
 	if l.f.record == "" {
-		return c, nil
+		return traced, nil
 	}
-	if l.recorder, err = llm.Record(c, l.f.record); err != nil {
+	if l.recorder, err = llm.Record(traced, l.f.record); err != nil {
 		return nil, err
 	}
 	return l.recorder, nil

@@ -41,6 +41,10 @@
 // api.openai.com, OPENAI_BASE_URL for another, DAGENT_MODEL or --model for
 // the model. --record FILE appends every exchange to FILE; --replay FILE
 // answers from such a recording, with no server and no key.
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT set (or a signal's own endpoint), the
+// runs and the model calls are exported over OTLP as OpenTelemetry traces
+// and metrics; without, nothing is. See docs/observability.md.
 package main
 
 import (
@@ -97,6 +101,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out, errOut := prose.NewWriter(stdout), prose.NewWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
+	stopOTel, err := startOTel(os.Getenv, errOut)
+	if err != nil {
+		fmt.Fprintln(errOut, "dagent:", err)
+		return exitUsage
+	}
+	defer stopOTel()
 	return execute(args, stdin, out, errOut)
 }
 

@@ -335,7 +335,7 @@ func newRunView(cmd *cobra.Command, format, runID string, journaled bool) *runVi
 
 // options give the run's events to the progress.
 func (r *runView) options() []durable.Option {
-	return []durable.Option{durable.WithObserver(r.progress)}
+	return append([]durable.Option{durable.WithObserver(r.progress)}, otelOptions()...)
 }
 
 // print prints how the run ended and returns the command's error, which
