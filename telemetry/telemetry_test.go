@@ -24,6 +24,7 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/store/sqlite"
 	"github.com/dagent-dev/dagent/telemetry"
 )
 
@@ -325,7 +326,7 @@ func TestRoundsAreOneTrace(t *testing.T) {
 
 func TestMetricsOfJournaledEvents(t *testing.T) {
 	live, later := newHarness(t), newHarness(t)
-	s, err := store.Open(filepath.Join(t.TempDir(), "dagent.db"))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "dagent.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	p := parse(t, `{"tasks": [
