@@ -51,7 +51,7 @@ import (
 
 // consolePages are the pages whose sessions run.
 var consolePages = []string{"../../README.md", "../../docs/durability.md", "../../docs/lint.md", "../../docs/llm.md",
-	"../../docs/plan-format.md", "../../docs/predicates.md", "../../docs/registry.md", "../../docs/running.md"}
+	"../../docs/observability.md", "../../docs/plan-format.md", "../../docs/predicates.md", "../../docs/registry.md", "../../docs/running.md"}
 
 var (
 	directive = regexp.MustCompile(`^<!-- (file|console): (.*) -->$`)
