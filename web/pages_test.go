@@ -221,3 +221,41 @@ func TestPlanChecker(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 	})
 }
+
+func TestMetrics(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "dagent_runs_total 3\n") })
+	srv, _ := serve(t, web.Options{Store: journal(t), Metrics: metrics, Token: "s3cret"})
+	resp, _ := get(t, browser(t), srv.URL+"/metrics")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the token guards the metrics too")
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := browser(t).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, "dagent_runs_total 3\n", string(body))
+
+	srv, _ = serve(t, web.Options{Store: journal(t)})
+	resp, _ = get(t, browser(t), srv.URL+"/metrics")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no metrics without a handler")
+}
+
+func TestLongTimeline(t *testing.T) {
+	s := journal(t)
+	var tasks []string
+	for i := range 300 {
+		tasks = append(tasks, fmt.Sprintf(`{"id": "t%03d", "agent": "echo", "input": "x"}`, i))
+	}
+	start(t, s, "long", `{"tasks": [`+strings.Join(tasks, ",")+`]}`)
+	srv, _ := serve(t, web.Options{Store: s})
+	c := browser(t)
+	_, page := get(t, c, srv.URL+"/runs/long")
+	// 300 tasks started and done, the run's and the phase's start and end.
+	assert.Contains(t, page, "104 earlier ones are left out")
+	assert.Equal(t, 500, strings.Count(page, `<tr data-seq=`))
+	assert.Contains(t, page, `<tr data-seq="105">`)
+	assert.Contains(t, page, `data-live="/runs/long/live?after=604"`)
+	_, page = get(t, c, srv.URL+"/runs/long?events=all")
+	assert.Equal(t, 604, strings.Count(page, `<tr data-seq=`))
+	assert.NotContains(t, page, "left out")
+}

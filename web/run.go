@@ -16,6 +16,10 @@ import (
 	"github.com/dagent-dev/dagent/store"
 )
 
+// maxEvents is how many events of its timeline a run page shows, the
+// newest, unless asked for all.
+const maxEvents = 500
+
 // statusEvery is how often a live run page reads the run's status though
 // no event came: the run's process may have died.
 const statusEvery = 2 * time.Second
@@ -37,6 +41,10 @@ type runView struct {
 	Graph    *graph
 	Tasks    []taskRow
 	Events   []eventRow
+	// Earlier counts the events left out, the oldest, of a long
+	// timeline; AllEvents is the page with all of them.
+	Earlier   int
+	AllEvents string
 	// Seq is the last event's, from which the live stream goes on.
 	Seq  int
 	Live string
@@ -114,15 +122,20 @@ func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 		ID: run.ID, Status: shown(string(run.Status), rec.Owner), Error: visible(run.Error),
 		Started: stamp(run.Created), Updated: stamp(run.Updated), Took: progress.Round(run.Updated.Sub(run.Created)).String(),
 		Mission: visible(run.Spec.Mission), Catalog: visible(run.Spec.Catalog), Versions: len(run.Plans),
-		Tasks: taskRows(run), Events: eventRows(run.ID, rec.Events), Live: runHref(run.ID) + "/live",
+		Tasks: taskRows(run), Live: runHref(run.ID) + "/live",
 		CSRF: s.g.csrf(r), CanDecide: s.o.Decide != nil, Resume: s.resumeView(run.ID),
 	}
 	v.ResumeKey = v.Resume.key()
 	if o := rec.Owner; o != nil && v.Status == string(durable.StatusRunning) {
 		v.Owner = fmt.Sprintf("process %d on %s", o.PID, o.Host)
 	}
-	if n := len(rec.Events); n > 0 {
-		v.Seq = rec.Events[n-1].Seq
+	events := rec.Events
+	if n := len(events); n > maxEvents && r.URL.Query().Get("events") != "all" {
+		events, v.Earlier, v.AllEvents = events[n-maxEvents:], n-maxEvents, runHref(run.ID)+"?events=all"
+	}
+	v.Events = eventRows(run.ID, events)
+	if n := len(events); n > 0 {
+		v.Seq = events[n-1].Seq
 	}
 	v.Live += "?after=" + strconv.Itoa(v.Seq)
 	if p := run.Plan(); p != nil {

@@ -210,7 +210,7 @@ func (g *guard) checkPost(r *http.Request) error {
 	}
 	want := mac(g.secret, "csrf "+c.Value)
 	if got := r.PostFormValue(csrfField); got == "" || !equal(got, want) {
-		return fmt.Errorf("%w: a wrong or missing CSRF token", errForged)
+		return fmt.Errorf("%w: a wrong or missing CSRF token (reload the page: the server may have restarted since it was served)", errForged)
 	}
 	return nil
 }
