@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dagent-dev/dagent/store"
 )
@@ -51,4 +52,37 @@ func Cancel(ctx context.Context, s store.Store, id string) (*store.Owner, error)
 		return nil, err
 	}
 	return owner, nil
+}
+
+// stopPoll is how often [AwaitStop] reads the run.
+const stopPoll = 200 * time.Millisecond
+
+// AwaitStop waits, up to wait, for run id of s to stop after a [Cancel]
+// asked its owner to: until no live process owns it ([Alive]) — its owner
+// stopped it, or died. It reads the run at once, then five times a second,
+// and returns the run's status as shown ([Run.Shown]) when it last read it:
+// cancelled (or the status the run ended with meanwhile), interrupted for
+// an owner that died, running when wait passed first. When ctx ends first,
+// it returns ctx's error with the status last read, running if none was.
+func AwaitStop(ctx context.Context, s store.Store, id string, wait time.Duration) (Status, error) {
+	deadline := time.Now().Add(wait)
+	status := StatusRunning
+	for {
+		st, live, err := shownNow(ctx, s, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return status, ctx.Err()
+			}
+			return "", err
+		}
+		status = st
+		if !live || time.Now().After(deadline) {
+			return status, nil
+		}
+		select {
+		case <-ctx.Done():
+			return status, ctx.Err()
+		case <-time.After(stopPoll):
+		}
+	}
 }

@@ -17,6 +17,16 @@
 // whose owner is [Alive], and takes over one whose owner died. [Cancel]
 // stops a run from any process: its owner sees the request in the store.
 //
+// The journal is inspected through the same package, so that a command, a
+// server or any importer shows runs alike. [List] pages the runs by the
+// status they are shown with ([Run.Shown]: a running run whose process
+// died is [StatusInterrupted]); [Run.Document] is a run as one JSON
+// document, [Run.Task] one task in detail — its input as the run gave it,
+// its upstream outputs, its events — and [Run.Reviews] the reviews a
+// waiting run waits for. [Watch] passes on a run's events as they are
+// journaled, until it stops; [Prune] deletes the runs that ended before a
+// time; [AwaitStop] waits for a run [Cancel] asked to stop.
+//
 // What a run needs from the process that runs it — never from the journal —
 // comes in options: the catalog ([WithCatalog]), the LLM ([WithLLM]), Go
 // workers ([WithAgent]) and observers ([WithObserver]).

@@ -14,6 +14,7 @@ import (
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llmagent"
 	"github.com/dagent-dev/dagent/registry"
+	"github.com/dagent-dev/dagent/runner"
 )
 
 // loopModel calls the lookup tool on every turn, and records the
@@ -108,6 +109,55 @@ func TestSpecPlanGrowth(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.status, out.Status, "%v", out.Result.Err)
 			assert.Equal(t, tt.halt, out.Execution.Halt)
+		})
+	}
+}
+
+// tokenModel answers every request at once, at ten tokens a call.
+type tokenModel struct{ calls int }
+
+func (m *tokenModel) Complete(context.Context, llm.Request) (llm.Response, error) {
+	m.calls++
+	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "done"}, FinishReason: "stop",
+		Usage: llm.Usage{PromptTokens: 7, CompletionTokens: 3}}, nil
+}
+
+// A resumed run's LLM budget goes on from what the run spent before it
+// stopped: the calls and tokens the journal's exchanges hold.
+func TestResumeKeepsTheBudgetSpent(t *testing.T) {
+	tests := []struct {
+		name   string
+		budget executor.Budget
+	}{
+		{"calls", executor.Budget{MaxCalls: 1}},
+		{"tokens", executor.Budget{MaxTokens: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openStore(t)
+			catalog := durable.WithCatalog(func(context.Context, string) (*registry.Registry, string, error) { return registry.New(), "", nil })
+			p := mustPlan(t, `{"agents": {"writer": {"prompt": "You write."}}, "tasks": [
+				{"id": "a", "agent": "writer", "input": "Write.", "max_retries": 0},
+				{"id": "ok", "type": "human_review", "input": "Fine?", "depends_on": ["a"]},
+				{"id": "b", "agent": "writer", "input": "Write more.", "depends_on": ["ok"], "max_retries": 0}]}`)
+			spec := durable.Spec{Plan: p, Catalog: "none", Budget: tt.budget}
+
+			m := &tokenModel{}
+			model := durable.WithLLM(func(string, bool) (llm.Client, error) { return m, nil })
+			out, err := durable.Start(ctx, s, spec, catalog, model, durable.WithRunID("spent"))
+			require.NoError(t, err)
+			require.Equal(t, durable.StatusWaiting, out.Status)
+			require.Equal(t, 1, m.calls)
+
+			m = &tokenModel{}
+			model = durable.WithLLM(func(string, bool) (llm.Client, error) { return m, nil })
+			out, err = durable.Resume(ctx, s, "spent", catalog, model,
+				durable.WithReviews(map[string]runner.Decision{"ok": runner.Approve()}))
+			require.NoError(t, err)
+			require.Equal(t, durable.StatusFailed, out.Status)
+			assert.ErrorIs(t, out.Result.Tasks["b"].Err, llm.ErrBudgetExceeded)
+			assert.Zero(t, m.calls, "the budget was spent before the resume")
 		})
 	}
 }

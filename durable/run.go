@@ -279,8 +279,18 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 			fresh[id], done[id] = out, out
 		}
 	}
+	// The budget goes on from what the run's earlier processes spent.
+	lines := make([][]byte, len(r.Record.Exchanges))
+	for i, x := range r.Record.Exchanges {
+		lines[i] = x.Exchange
+	}
+	spent, calls, err := llm.RecordedUsage("run "+r.ID, lines)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("durable: the LLM exchanges of run %s: %w", r.ID, err), ls.release(ctx))
+	}
 	version := max(len(r.Plans)-1, 0)
-	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: r.Plan(), initial: done, history: r.History, resumed: len(r.Plans) > 0}
+	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: r.Plan(), initial: done, history: r.History, resumed: len(r.Plans) > 0,
+		spent: spent, spentCalls: calls}
 	l.jr = newJournal(s, r.ID, c, nil, ls, fresh, version)
 	return l.exec(ctx)
 }
@@ -381,11 +391,16 @@ type launch struct {
 	workers   func(reg *registry.Registry) *registry.Registry
 	llm       *lazyLLM
 	observers []runner.Observer
+	// spent and spentCalls are what the run's LLM spent in the processes
+	// that ran it before this one: a resume's budget starts from them.
+	spent      llm.Usage
+	spentCalls int
 }
 
 // exec runs l to its end and journals how it ended.
 func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
-	l.llm = &lazyLLM{f: l.c.llm, budget: llm.Budget{MaxTokens: l.spec.Budget.MaxTokens, MaxCalls: l.spec.Budget.MaxCalls}, model: l.spec.LLM.Model}
+	l.llm = &lazyLLM{f: l.c.llm, budget: llm.Budget{MaxTokens: l.spec.Budget.MaxTokens, MaxCalls: l.spec.Budget.MaxCalls}, model: l.spec.LLM.Model,
+		spent: l.spent, spentCalls: l.spentCalls}
 	l.observers = l.c.observers
 	if l.jr != nil {
 		var lost context.CancelCauseFunc
@@ -502,16 +517,7 @@ func (l *launch) planner(mem *metaplanner.Memory) (*metaplanner.Planner, error) 
 	if err != nil {
 		return nil, err
 	}
-	opts := []metaplanner.Option{metaplanner.WithRegistry(l.reg), metaplanner.WithMaxCorrections(l.spec.LLM.MaxCorrections), metaplanner.WithMemory(mem)}
-	if l.spec.LLM.Brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := l.spec.LLM.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if l.spec.LLM.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(l.spec.LLM.PlannerOptions(), metaplanner.WithRegistry(l.reg), metaplanner.WithMemory(mem))
 	return metaplanner.New(c, opts...), nil
 }
 
@@ -803,6 +809,9 @@ type lazyLLM struct {
 	// wrap, when set, wraps the client under the meter: the journal's
 	// recording of every exchange.
 	wrap func(llm.Client) llm.Client
+	// spent and spentCalls are charged to the meter when it is made.
+	spent      llm.Usage
+	spentCalls int
 
 	mu    sync.Mutex
 	meter *llm.Meter
@@ -823,17 +832,18 @@ func (l *lazyLLM) client(modelNeeded bool) (*llm.Meter, error) {
 			c = l.wrap(c)
 		}
 		l.meter = llm.NewMeter(c, l.budget)
+		l.meter.Charge(l.spent, l.spentCalls)
 	}
 	return l.meter, nil
 }
 
-// Usage and Calls make the run's LLM the executor's meter: nothing spent
-// until it is first asked for.
+// Usage and Calls make the run's LLM the executor's meter: what earlier
+// processes of the run spent, until it is first asked for.
 func (l *lazyLLM) Usage() llm.Usage {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.meter == nil {
-		return llm.Usage{}
+		return l.spent
 	}
 	return l.meter.Usage()
 }
@@ -842,7 +852,7 @@ func (l *lazyLLM) Calls() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.meter == nil {
-		return 0
+		return l.spentCalls
 	}
 	return l.meter.Calls()
 }

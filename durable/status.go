@@ -21,6 +21,10 @@ const (
 	// StatusCancelled: the run was interrupted (its context was
 	// cancelled); it can be resumed.
 	StatusCancelled Status = "cancelled"
+	// StatusInterrupted is not journaled: it is how a run the journal
+	// holds as running is shown when no live process owns it — its
+	// process died (kill -9, a crash, a reboot). Resume continues it.
+	StatusInterrupted Status = "interrupted"
 
 	StatusCompleted      = Status(runner.StatusCompleted)
 	StatusFailed         = Status(runner.StatusFailed)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/executor"
@@ -76,23 +75,17 @@ func Load(ctx context.Context, s store.Store, id string) (*Run, error) {
 }
 
 func loadPrefix(ctx context.Context, s store.Store, prefix string) (*store.Record, error) {
-	runs, err := s.List(ctx)
+	runs, n, err := s.Runs(ctx, store.RunQuery{Prefix: prefix, Limit: 2})
 	if err != nil {
 		return nil, err
 	}
-	var match []string
-	for _, r := range runs {
-		if strings.HasPrefix(r.ID, prefix) {
-			match = append(match, r.ID)
-		}
-	}
-	switch len(match) {
+	switch n {
 	case 0:
 		return nil, fmt.Errorf("no run %s in the journal: %w", prefix, store.ErrNotFound)
 	case 1:
-		return s.Load(ctx, match[0])
+		return s.Load(ctx, runs[0].ID)
 	}
-	return nil, fmt.Errorf("%q is the beginning of %d runs' ids (%s, ...); give more of it", prefix, len(match), strings.Join(match[:2], ", "))
+	return nil, fmt.Errorf("%q is the beginning of %d runs' ids (%s, %s, ...); give more of it", prefix, n, runs[0].ID, runs[1].ID)
 }
 
 // view reads rec: its spec and plans once, and its task views.

@@ -284,22 +284,35 @@ func ReplayLines(name string, lines [][]byte) (*Replayer, error) {
 	return r, nil
 }
 
+// RecordedUsage is what the exchanges of a recording spent, one exchange
+// per line as [Record] writes them (blank lines are skipped): the calls,
+// failed ones included, and the tokens their answers report. A [Meter]
+// charged with it ([Meter.Charge]) goes on with a budget from where the
+// recorded calls left it. name stands for the recording in errors, as in
+// [ReplayLines].
+func RecordedUsage(name string, lines [][]byte) (u Usage, calls int, err error) {
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		ex, err := parseExchange(line)
+		if err != nil {
+			return Usage{}, 0, fmt.Errorf("llm: recording %s:%d: %w", name, i+1, err)
+		}
+		calls++
+		if ex.Response != nil {
+			u.PromptTokens += ex.Response.Usage.PromptTokens
+			u.CompletionTokens += ex.Response.Usage.CompletionTokens
+		}
+	}
+	return u, calls, nil
+}
+
 // add parses one line of a recording.
 func (r *Replayer) add(line []byte) error {
-	var ex exchange
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ex); err != nil {
-		return fmt.Errorf("not a recorded exchange: %w", err)
-	}
-	if ex.Request == nil {
-		return errors.New("the exchange has no request")
-	}
-	if ex.Response == nil && ex.Error == nil {
-		return errors.New("the exchange has neither a response nor an error")
-	}
-	if ex.Error != nil && ex.Error.Kind != kindAPI && ex.Error.Kind != kindEmpty {
-		return fmt.Errorf("unknown error kind %q (want %q or %q)", ex.Error.Kind, kindAPI, kindEmpty)
+	ex, err := parseExchange(line)
+	if err != nil {
+		return err
 	}
 	key, err := RequestKey(*ex.Request)
 	if err != nil {
@@ -307,6 +320,26 @@ func (r *Replayer) add(line []byte) error {
 	}
 	r.answers[key] = append(r.answers[key], ex)
 	return nil
+}
+
+// parseExchange reads one line of a recording.
+func parseExchange(line []byte) (exchange, error) {
+	var ex exchange
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ex); err != nil {
+		return ex, fmt.Errorf("not a recorded exchange: %w", err)
+	}
+	if ex.Request == nil {
+		return ex, errors.New("the exchange has no request")
+	}
+	if ex.Response == nil && ex.Error == nil {
+		return ex, errors.New("the exchange has neither a response nor an error")
+	}
+	if ex.Error != nil && ex.Error.Kind != kindAPI && ex.Error.Kind != kindEmpty {
+		return ex, fmt.Errorf("unknown error kind %q (want %q or %q)", ex.Error.Kind, kindAPI, kindEmpty)
+	}
+	return ex, nil
 }
 
 // Complete answers req from the recording.

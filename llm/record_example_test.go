@@ -76,3 +76,28 @@ func ExampleRecordFunc() {
 	fmt.Println(len(lines), resp.Message.Content, err)
 	// Output: 1 Paris. <nil>
 }
+
+// RecordedUsage counts what a recording spent, so that a budget goes on in
+// another process from where the recorded calls left it.
+func ExampleRecordedUsage() {
+	var lines [][]byte
+	client := llm.RecordFunc(paris, func(ctx context.Context, key string, line []byte) error {
+		lines = append(lines, line)
+		return nil
+	})
+	for range 2 {
+		if _, err := client.Complete(context.Background(), capital); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	spent, calls, err := llm.RecordedUsage("memory", lines)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	meter := llm.NewMeter(paris, llm.Budget{MaxCalls: 3})
+	meter.Charge(spent, calls)
+	fmt.Println(calls, spent.Total(), meter.Calls())
+	// Output: 2 32 2
+}

@@ -360,3 +360,31 @@ func readLines(t *testing.T, path string) []string {
 func userRequest(content string) Request {
 	return Request{Messages: []Message{{Role: RoleSystem, Content: "Be brief."}, {Role: RoleUser, Content: content}}}
 }
+
+func TestRecordedUsage(t *testing.T) {
+	var lines [][]byte
+	c := RecordFunc(echoClient(), func(_ context.Context, _ string, line []byte) error {
+		lines = append(lines, line)
+		return nil
+	})
+	for _, q := range []string{"one", "two", "three"} {
+		_, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: q}}})
+		require.NoError(t, err)
+	}
+	failing := RecordFunc(ClientFunc(func(context.Context, Request) (Response, error) {
+		return Response{}, &APIError{Status: 400, Message: "bad request"}
+	}), func(_ context.Context, _ string, line []byte) error {
+		lines = append(lines, line)
+		return nil
+	})
+	_, err := failing.Complete(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "four"}}})
+	require.Error(t, err)
+
+	u, calls, err := RecordedUsage("mem", append(lines, []byte("  ")))
+	require.NoError(t, err)
+	assert.Equal(t, 4, calls, "failed calls count")
+	assert.Equal(t, Usage{PromptTokens: 30, CompletionTokens: 1 + 2 + 3}, u)
+
+	_, _, err = RecordedUsage("mem", [][]byte{lines[0], []byte(`{"key": "k"}`)})
+	assert.ErrorContains(t, err, "llm: recording mem:2: the exchange has no request")
+}

@@ -27,5 +27,9 @@
 // executor's [executor.Replanner]: a Planner repairs an execution's plans
 // as it goes, given with executor.WithReplanner.
 //
+// An [Outcome] is a planning as a host prints or sends it — the result,
+// and the error of a planning that found no plan to use — and its JSON
+// form is the one document of a planning.
+//
 // A [Planner] is safe for concurrent use if its [llm.Client] is.
 package metaplanner

@@ -430,3 +430,38 @@ func ExampleNewCore() {
 	// completed HELLO, WORLD!
 	// phase_started phase_finished 10
 }
+
+// The decisions of a run's reviews, from a JSON file or an HTTP request.
+func ExampleParseDecisions() {
+	decisions, err := runner.ParseDecisions([]byte(`{"draft": "approve", "legal": {"approved": false, "comment": "too long"}}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(decisions["draft"].Approved, decisions["legal"].Approved, decisions["legal"].Comment)
+
+	_, err = runner.ParseDecisions([]byte(`{"draft": "maybe"}`))
+	fmt.Println(err)
+	// Output:
+	// true false too long
+	// task draft: decision "maybe" is neither approve nor reject
+}
+
+// A run goes on from the result of an earlier one: the outputs of its
+// done tasks are the new run's initial results, under the same run id.
+func ExampleParseInitialResults() {
+	earlier := `{"version": 1, "run_id": "r1", "status": "waiting",
+		"tasks": {"draft": {"status": "done", "output": "Plans that run."}, "review": {"status": "waiting"}}}`
+	outputs, runID, err := runner.ParseInitialResults([]byte(earlier))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(runID, outputs)
+
+	outputs, runID, _ = runner.ParseInitialResults([]byte(`{"draft": "Plans that run."}`))
+	fmt.Printf("%q %v\n", runID, outputs)
+	// Output:
+	// r1 map[draft:Plans that run.]
+	// "" map[draft:Plans that run.]
+}

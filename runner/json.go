@@ -134,6 +134,35 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ParseInitialResults reads the initial results of a run, for
+// [WithInitialResults], from data: a JSON object of task id to output, or
+// a result in the JSON form [Result.MarshalJSON] writes — the result of an
+// earlier run, whose done tasks give their outputs and whose run id is
+// returned too, so that the run goes on under it. A document is read as a
+// result when it has a "status" string and a "tasks" object; runID is
+// empty for an object of outputs. Numbers keep their exact text, as
+// [json.Number]; a result of a version newer than [ResultVersion] is an
+// error matching [ErrResultVersion].
+func ParseInitialResults(data []byte) (outputs map[string]any, runID string, err error) {
+	v, err := jsonv.DecodeBytes(data)
+	if err != nil {
+		return nil, "", err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, "", errors.New("want an object of task id to output, or a dagent run result")
+	}
+	_, isResult := m["tasks"].(map[string]any)
+	if _, hasStatus := m["status"].(string); !isResult || !hasStatus {
+		return m, "", nil
+	}
+	var res Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, "", err
+	}
+	return res.Outputs(), res.RunID, nil
+}
+
 // MarshalJSON writes t as a task of a result's "tasks":
 //
 //	{"status", "attempts", "output", "error", "class", "diagnosis",

@@ -182,3 +182,90 @@ func TestResultJSONDeepOutput(t *testing.T) {
 	require.Len(t, back.ReplanHistory, 1)
 	assert.Equal(t, "ok", back.ReplanHistory[0].Result.Tasks["plain"].Output)
 }
+
+func TestParseInitialResults(t *testing.T) {
+	earlier, err := json.Marshal(jsonResult())
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		doc     string
+		outputs map[string]any
+		runID   string
+		err     string
+		is      error
+	}{
+		{
+			name:    "outputs by task id",
+			doc:     `{"fetch": {"n": 12345678901234567890}, "summary": "ok"}`,
+			outputs: map[string]any{"fetch": map[string]any{"n": json.Number("12345678901234567890")}, "summary": "ok"},
+		},
+		{name: "no outputs", doc: `{}`, outputs: map[string]any{}},
+		{
+			name:    "an earlier result gives its done tasks and its run id",
+			doc:     string(earlier),
+			outputs: map[string]any{"fetch": map[string]any{"n": json.Number("12345678901234567890"), "cmp": "a < b && c > d"}},
+			runID:   "run-1",
+		},
+		{
+			name:    "a result without a version",
+			doc:     `{"run_id": "r", "status": "waiting", "tasks": {"a": {"status": "done", "output": 1}, "b": {"status": "waiting"}}}`,
+			outputs: map[string]any{"a": json.Number("1")},
+			runID:   "r",
+		},
+		{
+			name:    "tasks without a status are outputs",
+			doc:     `{"tasks": {"a": 1}, "run_id": "r"}`,
+			outputs: map[string]any{"tasks": map[string]any{"a": json.Number("1")}, "run_id": "r"},
+		},
+		{
+			name:    "a status that is no string is an output",
+			doc:     `{"status": 1, "tasks": {}}`,
+			outputs: map[string]any{"status": json.Number("1"), "tasks": map[string]any{}},
+		},
+		{name: "not an object", doc: `[1]`, err: "want an object of task id to output, or a dagent run result"},
+		{name: "malformed", doc: `{"a": `, err: "unexpected EOF"},
+		{name: "a newer result", doc: `{"version": 2, "status": "completed", "tasks": {}}`, err: "unsupported result version 2", is: runner.ErrResultVersion},
+		{name: "a null task", doc: `{"status": "completed", "tasks": {"a": null}}`, err: "task a is null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			outputs, runID, err := runner.ParseInitialResults([]byte(tc.doc))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				if tc.is != nil {
+					assert.ErrorIs(t, err, tc.is)
+				}
+				assert.Nil(t, outputs)
+				assert.Empty(t, runID)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.outputs, outputs)
+			assert.Equal(t, tc.runID, runID)
+		})
+	}
+}
+
+// FuzzParseInitialResults checks that ParseInitialResults never panics,
+// and that a result it reads gives only the outputs of done tasks. The
+// seed corpus is testdata/fuzz/FuzzParseInitialResults.
+func FuzzParseInitialResults(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		outputs, runID, err := runner.ParseInitialResults(data)
+		if err != nil {
+			require.Nil(t, outputs)
+			require.Empty(t, runID)
+			return
+		}
+		require.NotNil(t, outputs)
+		var res runner.Result
+		if runID == "" || json.Unmarshal(data, &res) != nil {
+			return
+		}
+		require.Equal(t, res.RunID, runID)
+		for id := range outputs {
+			require.Equal(t, runner.TaskDone, res.Tasks[id].Status, "task %s", id)
+		}
+	})
+}

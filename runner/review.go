@@ -2,10 +2,13 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
 )
 
 // Decision is a person's verdict on a human_review task.
@@ -63,4 +66,32 @@ func ParseDecision(v any) (Decision, error) {
 	}
 	b, _ := json.Marshal(v)
 	return Decision{}, fmt.Errorf("decision %s is neither \"approve\", \"reject\" nor an object", b)
+}
+
+// ParseDecisions reads the decisions of a run's human reviews from data,
+// a JSON object of task id to a decision as [ParseDecision] reads it, for
+// [WithReviews]:
+//
+//	{"review": "approve", "legal": {"approved": false, "comment": "too long"}}
+//
+// Numbers keep their exact text, as [json.Number]. An error names the
+// first task, in the order of the ids, whose decision is bad.
+func ParseDecisions(data []byte) (map[string]Decision, error) {
+	v, err := jsonv.DecodeBytes(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("want an object of task id to decision")
+	}
+	decisions := make(map[string]Decision, len(m))
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		d, err := ParseDecision(m[id])
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", id, err)
+		}
+		decisions[id] = d
+	}
+	return decisions, nil
 }

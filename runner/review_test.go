@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -262,4 +263,63 @@ func TestReviewOutputNotJSON(t *testing.T) {
 	assert.Equal(t, runner.TaskSkipped, res.Tasks["rev"].Status)
 	assert.ErrorContains(t, res.Tasks["rev"].Err, "not JSON-shaped")
 	assert.Equal(t, []string{"rev"}, rec.requests("next")[0].Skipped)
+}
+
+func TestParseDecisions(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      string
+		want    map[string]runner.Decision
+		wantErr string
+	}{
+		{name: "words and objects", in: `{"a": "approve", "b": "reject", "c": {"approved": true, "output": {"n": 12345678901234567890}}}`,
+			want: map[string]runner.Decision{
+				"a": {Approved: true, Output: "approve"},
+				"b": {},
+				"c": {Approved: true, Output: map[string]any{"n": json.Number("12345678901234567890")}},
+			}},
+		{name: "no decisions", in: `{}`, want: map[string]runner.Decision{}},
+		{name: "not an object", in: `["approve"]`, wantErr: "want an object of task id to decision"},
+		{name: "null", in: `null`, wantErr: "want an object of task id to decision"},
+		{name: "a bad decision names its task", in: `{"a": "approve", "b": "maybe"}`, wantErr: `task b: decision "maybe" is neither approve nor reject`},
+		{name: "the first bad task by id", in: `{"z": "no", "m": 1, "a": "approve"}`, wantErr: "task m: decision 1 is neither"},
+		{name: "malformed", in: `{"a": `, wantErr: "unexpected EOF"},
+		{name: "trailing data", in: `{"a": "approve"} {}`, wantErr: "after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := runner.ParseDecisions([]byte(c.in))
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.wantErr)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+// FuzzParseDecisions checks that ParseDecisions never panics, and that
+// what it accepts is what ParseDecision makes of each value. The seed
+// corpus is testdata/fuzz/FuzzParseDecisions.
+func FuzzParseDecisions(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := runner.ParseDecisions(data)
+		if err != nil {
+			require.Nil(t, got)
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var m map[string]any
+		require.NoError(t, dec.Decode(&m), "accepted: %q", data)
+		require.Len(t, got, len(m))
+		for id, v := range m {
+			want, err := runner.ParseDecision(v)
+			require.NoError(t, err)
+			require.Equal(t, want, got[id])
+		}
+	})
 }

@@ -941,44 +941,10 @@ func raw(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-// List implements [Store].
+// List implements [Store]: [SQLite.Runs] of every run.
 func (s *SQLite) List(ctx context.Context) ([]Summary, error) {
-	// A run's latest plan is its highest plan version's, else the plan it
-	// started with; a task's latest state is its highest version's. A
-	// database of schema 2, read as it is, has no leases.
-	owner, leases := `NULL, NULL, NULL, NULL, NULL`, ``
-	if s.schema >= 3 {
-		owner, leases = `l.owner, l.pid, l.host, l.started, l.heartbeat`, `LEFT JOIN leases l ON l.run_id = r.id`
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+owner+`, r.id, r.created,
-			MAX(r.updated, COALESCE((SELECT MAX(t.committed) FROM tasks t WHERE t.run_id = r.id), 0),
-				COALESCE((SELECT MAX(p.committed) FROM plans p WHERE p.run_id = r.id), 0)),
-			r.status,
-			COALESCE((SELECT p.total FROM plans p WHERE p.run_id = r.id ORDER BY p.version DESC LIMIT 1), r.total),
-			r.mission,
-			COALESCE((SELECT p.plan_hash FROM plans p WHERE p.run_id = r.id ORDER BY p.version DESC LIMIT 1), r.plan_hash),
-			(SELECT COUNT(*) FROM tasks t WHERE t.run_id = r.id AND t.status = 'done'
-				AND t.version = (SELECT MAX(u.version) FROM tasks u WHERE u.run_id = t.run_id AND u.task_id = t.task_id))
-		FROM runs r `+leases+` ORDER BY r.created DESC, r.id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []Summary
-	for rows.Next() {
-		var sm Summary
-		var created, updated sql.NullInt64
-		var lo ownerRow
-		if err := rows.Scan(&lo.id, &lo.pid, &lo.host, &lo.started, &lo.heartbeat, &sm.ID, &created, &updated, &sm.Status, &sm.Total, &sm.Mission, &sm.PlanHash, &sm.Done); err != nil {
-			return nil, fmt.Errorf("store: list runs: %w", err)
-		}
-		sm.Created, sm.Updated, sm.Owner = timeOf(created), timeOf(updated), lo.owner()
-		out = append(out, sm)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", err)
-	}
-	return out, nil
+	out, _, err := s.Runs(ctx, RunQuery{})
+	return out, err
 }
 
 // ownerRow is a scanned lease, NULL when the run has none.

@@ -117,6 +117,11 @@ type Store interface {
 	Load(ctx context.Context, runID string) (*Record, error)
 	// List returns the runs, newest first.
 	List(ctx context.Context) ([]Summary, error)
+	// Runs returns the summaries of the runs q selects, newest first: at
+	// most q.Limit of them (0: all) after the first q.Offset, with how many
+	// runs q selects in all. A query with a negative limit or offset is
+	// an error.
+	Runs(ctx context.Context, q RunQuery) ([]Summary, int, error)
 	// Acquire makes o the owner of the run, atomically: when the run has
 	// no owner, when its owner is o itself (the same ID), or when dead
 	// reports its owner dead (nil: no owner is). Otherwise it fails with an
@@ -322,7 +327,7 @@ func (r *Record) LatestPlan() json.RawMessage {
 	return r.Plan
 }
 
-// Summary is a line of [Store.List].
+// Summary is a run as [Store.List] and [Store.Runs] list it.
 type Summary struct {
 	ID      string
 	Created time.Time

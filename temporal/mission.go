@@ -3,16 +3,15 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
-	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 )
 
@@ -72,16 +71,7 @@ func (a *Activities) Plan(ctx context.Context, in PlanRequest) (PlanReply, error
 
 // planner is the worker's planner on c, with the spec's settings.
 func (a *Activities) planner(c llm.Client, s durable.LLMSpec) *metaplanner.Planner {
-	opts := []metaplanner.Option{metaplanner.WithRegistry(a.reg), metaplanner.WithMaxCorrections(s.MaxCorrections)}
-	if s.Brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := s.Temperature; t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if s.PlanOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(s.PlannerOptions(), metaplanner.WithRegistry(a.reg))
 	if s.Model != "" {
 		opts = append(opts, metaplanner.WithModel(s.Model))
 	}
@@ -128,67 +118,26 @@ func (f *flow) planMission(ctx workflow.Context) (*Outcome, error) {
 	return nil, nil
 }
 
-// planningDoc is the JSON form of the outcome of a run whose planner gave
-// no plan to run: the document dagent plan --format json prints.
-type planningDoc struct {
-	Version  int               `json:"version"`
-	Route    metaplanner.Route `json:"route"`
-	Plan     *plan.Plan        `json:"plan"`
-	Answer   *string           `json:"answer"`
-	Question *string           `json:"question"`
-	Reason   string            `json:"reason"`
-	Report   reportDoc         `json:"report"`
-	Attempts int               `json:"attempts"`
-	Usage    llm.Usage         `json:"usage"`
-	Error    *string           `json:"error,omitempty"`
-}
-
-type reportDoc struct {
-	Score   int            `json:"score"`
-	Summary string         `json:"summary"`
-	Issues  []critic.Issue `json:"issues"`
-}
-
-// marshalPlanning writes the planning document of o.
+// marshalPlanning writes o, an outcome of the planner alone, in the JSON
+// form of a planning (metaplanner.Outcome): the document dagent plan
+// --format json prints.
 func (o Outcome) marshalPlanning() ([]byte, error) {
-	res := o.Planned
-	doc := planningDoc{
-		Version: 1, Route: res.Route, Reason: res.Reason, Attempts: res.Attempts, Usage: res.Usage,
-		Report: reportDoc{Score: res.Report.Score, Summary: res.Report.Summary, Issues: res.Report.Issues},
+	var err error
+	if o.PlanError != "" {
+		err = errors.New(o.PlanError)
 	}
-	if doc.Report.Issues == nil {
-		doc.Report.Issues = []critic.Issue{}
-	}
-	switch {
-	case o.PlanError != "":
-		doc.Error = &o.PlanError
-	case res.Route == metaplanner.RouteSynthesis:
-		doc.Answer = &res.Answer
-	case res.Route == metaplanner.RouteClarify:
-		doc.Question = &res.Question
-	}
-	return json.Marshal(doc)
+	return metaplanner.Outcome{Result: o.Planned, Err: err}.MarshalJSON()
 }
 
 // unmarshalPlanning reads o from a planning document.
 func (o *Outcome) unmarshalPlanning(data []byte) error {
-	var doc planningDoc
+	var doc metaplanner.Outcome
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
-	res := &metaplanner.Result{
-		Route: doc.Route, Plan: doc.Plan, Reason: doc.Reason, Attempts: doc.Attempts, Usage: doc.Usage,
-		Report: critic.Report{Score: doc.Report.Score, Summary: doc.Report.Summary, Issues: doc.Report.Issues},
-	}
-	if doc.Answer != nil {
-		res.Answer = *doc.Answer
-	}
-	if doc.Question != nil {
-		res.Question = *doc.Question
-	}
-	*o = Outcome{Planned: res}
-	if doc.Error != nil {
-		o.PlanError = *doc.Error
+	*o = Outcome{Planned: doc.Result}
+	if doc.Err != nil {
+		o.PlanError = doc.Err.Error()
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
-	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
 
@@ -69,49 +68,26 @@ func cancelRun(cmd *cobra.Command, db dbFlags, format, id string, wait time.Dura
 	if owner != nil && format == "text" {
 		fmt.Fprintf(out, "asked process %d on %s to cancel run %s\n", owner.PID, owner.Host, r.ID)
 	}
-	status := string(durable.StatusCancelled)
+	status := durable.StatusCancelled
 	if owner != nil {
-		if status, err = awaitStop(cmd, s, r.ID, wait); err != nil {
+		ctx, stop := interruptible(cmd)
+		defer stop()
+		// Ctrl-C stops waiting, not the cancel.
+		if status, err = durable.AwaitStop(ctx, s, r.ID, wait); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
 	if format == "json" {
 		return encodeJSON(out, struct {
-			RunID     string `json:"run_id"`
-			Status    string `json:"status"`
-			Requested bool   `json:"requested"`
+			RunID     string         `json:"run_id"`
+			Status    durable.Status `json:"status"`
+			Requested bool           `json:"requested"`
 		}{r.ID, status, owner != nil})
 	}
-	if status == store.StatusRunning {
+	if status == durable.StatusRunning {
 		fmt.Fprintf(out, "run %s is still running after %s: it stops once its tasks in flight end\n", r.ID, wait)
 		return nil
 	}
 	fmt.Fprintf(out, "run %s %s; dagent resume %s goes on with it\n", r.ID, status, r.ID)
 	return nil
-}
-
-// awaitStop waits up to wait for the run's owner to stop it, and returns
-// its status then.
-func awaitStop(cmd *cobra.Command, s *store.SQLite, id string, wait time.Duration) (string, error) {
-	ctx, stop := interruptible(cmd)
-	defer stop()
-	deadline := time.Now().Add(wait)
-	for {
-		rec, err := s.Load(ctx, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				return store.StatusRunning, nil
-			}
-			return "", err
-		}
-		status, live := liveStatus(rec.Status, rec.Owner)
-		if !live || time.Now().After(deadline) {
-			return status, nil
-		}
-		select {
-		case <-ctx.Done():
-			return status, nil
-		case <-time.After(followPoll):
-		}
-	}
 }

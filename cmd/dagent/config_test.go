@@ -211,10 +211,10 @@ func TestLintConfigErrors(t *testing.T) {
 		stderr string
 	}{
 		{"unknown check", "", []string{"--disable", "disconnected_flwo"}, `dagent: --disable: unknown check "disconnected_flwo"; the checks are listed in docs/lint.md`},
-		{"a check that cannot be disabled in the file", "lint:\n  disable: [missing_dependency]\n", nil, `: lint: disable: check "missing_dependency" cannot be disabled`},
+		{"a check that cannot be disabled in the file", "lint:\n  disable: [missing_dependency]\n", nil, `/.dagent.yaml:2:13: lint.disable: check "missing_dependency" cannot be disabled: a plan with it does not run` + "\n"},
 		{"a check that cannot be disabled", "", []string{"--disable", "cycle"}, `dagent: --disable: check "cycle" cannot be disabled: a plan with it does not run`},
-		{"a key the file does not know", "lint:\n  disabled: [disconnected_flow]\n", nil, "line 2: field disabled is not a key of .dagent.yaml"},
-		{"an exclude rule without checks", "lint:\n  exclude:\n    - task: a\n", nil, "lint: exclude: a rule needs checks"},
+		{"a key the file does not know", "lint:\n  disabled: [disconnected_flow]\n", nil, `/.dagent.yaml:2:3: lint.disabled: unknown key; did you mean "disable"?` + "\n"},
+		{"an exclude rule without checks", "lint:\n  exclude:\n    - task: a\n", nil, "/.dagent.yaml:3:7: lint.exclude: a rule needs checks: the checks it silences, or [all]\n"},
 		{"negative max-issues", "", []string{"--max-issues", "-1"}, "dagent: --max-issues must not be negative"},
 	}
 	for _, tt := range tests {
@@ -227,6 +227,10 @@ func TestLintConfigErrors(t *testing.T) {
 			code, stdout, stderr := dagent(t, "", append(append([]string{"lint"}, tt.args...), filepath.Join(dir, "plan.json"))...)
 			assert.Equal(t, exitUsage, code)
 			assert.Empty(t, stdout)
+			if tt.config != "" {
+				assert.Equal(t, "dagent: "+dir+tt.stderr, stderr, "the file, the line and column, the field")
+				return
+			}
 			assert.Contains(t, stderr, tt.stderr)
 		})
 	}

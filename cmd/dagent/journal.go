@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/dagent-dev/dagent/progress"
 	"io/fs"
 	"os"
 	"time"
 
-	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/progress"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
@@ -90,36 +89,6 @@ func owned(err error) error {
 	}
 	return fmt.Errorf("run %s is being run by process %d on %s (since %s, last heartbeat %s ago): wait for it to end, or, if that process is gone or hangs, take the run over with dagent resume %s --force",
 		o.RunID, o.Owner.PID, o.Owner.Host, o.Owner.Started.Local().Format(time.DateTime), progress.Round(time.Since(o.Owner.Heartbeat)), o.RunID)
-}
-
-// liveStatus is how the commands show a run's status: a run running in
-// the journal whose owner is not alive — its process died — is
-// interrupted.
-func liveStatus(status string, owner *store.Owner) (shown string, live bool) {
-	live = owner != nil && durable.Alive(*owner, durable.DefaultStaleAfter)
-	if status == store.StatusRunning && !live {
-		return statusInterrupted, false
-	}
-	return status, live
-}
-
-// statusInterrupted is the status shown of a run whose process died while
-// it ran: the journal holds it as running.
-const statusInterrupted = "interrupted"
-
-// jsonOwner is the owner of a run in the JSON documents.
-type jsonOwner struct {
-	PID       int       `json:"pid"`
-	Host      string    `json:"host"`
-	Started   time.Time `json:"started"`
-	Heartbeat time.Time `json:"heartbeat"`
-}
-
-func ownerDoc(o *store.Owner) *jsonOwner {
-	if o == nil {
-		return nil
-	}
-	return &jsonOwner{PID: o.PID, Host: o.Host, Started: o.Started, Heartbeat: o.Heartbeat}
 }
 
 // notFound says so plainly when the journal has no run id.

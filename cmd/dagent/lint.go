@@ -2,25 +2,23 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/critic/lint"
 	"github.com/dagent-dev/dagent/critic/report"
 	"github.com/dagent-dev/dagent/judge"
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/registry"
 	"github.com/spf13/cobra"
 )
-
-// failNever is the --fail-on level that never fails.
-const failNever = "never"
 
 type lintFlags struct {
 	format    string
@@ -35,7 +33,6 @@ type lintFlags struct {
 	llmReview bool
 	model     string
 	maxCalls  int
-	review    *lintReview // set by lint when llmReview is
 }
 
 func newLint() *cobra.Command {
@@ -96,7 +93,7 @@ review the LLM cannot give is an error (exit 2), with no report.`,
   dagent lint --format github --fail-on warning plans/*.json
   dagent lint --llm-review --model gpt-4o-mini plan.json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return lint(cmd, args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runLint(cmd, args, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.format, "format", "f", string(report.Text), "output format: text, json, sarif or github")
@@ -112,12 +109,12 @@ review the LLM cannot give is an error (exit 2), with no report.`,
 	return cmd
 }
 
-func lint(cmd *cobra.Command, args []string, f lintFlags) error {
+func runLint(cmd *cobra.Command, args []string, f lintFlags) error {
 	format, err := report.ParseFormat(f.format)
 	if err != nil {
 		return err
 	}
-	paths, err := lintPaths(args)
+	paths, err := lint.Expand(args)
 	if err != nil {
 		return err
 	}
@@ -127,26 +124,35 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	if !f.llmReview && (cmd.Flags().Changed("model") || cmd.Flags().Changed("max-llm-calls")) {
 		return errors.New("--model and --max-llm-calls need --llm-review")
 	}
+	var review *lintReview
 	if f.llmReview {
-		f.review = &lintReview{llm: &lazyLLM{f: llmFlags{model: f.model}}, budget: llm.Budget{MaxCalls: f.maxCalls}}
-		defer f.review.report(cmd)
+		review = &lintReview{llm: &lazyLLM{f: llmFlags{model: f.model}}, budget: llm.Budget{MaxCalls: f.maxCalls}}
+		defer review.report(cmd)
+	}
+	l, err := newLinter(cmd, f, review)
+	if err != nil {
+		return err
 	}
 	if f.onlyPlans {
-		paths = slices.DeleteFunc(paths, func(p string) bool {
-			return p != report.Stdin && filepath.Ext(p) == ".json" && !isPlanFile(p)
-		})
+		paths = lint.OnlyPlans(paths)
 	}
 	// Every file is read before anything is printed, so that an I/O error
 	// does not leave a partial report behind.
-	files := make([]report.File, 0, len(paths))
-	failed := false
+	results := make(lint.Results, 0, len(paths))
 	for _, path := range paths {
-		file, fails, err := lintFile(cmd, path, f)
+		res, err := l.File(cmd.Context(), path)
 		if err != nil {
 			return err
 		}
-		files = append(files, file)
-		failed = failed || fails
+		name := path
+		if path == report.Stdin {
+			name = "<stdin>"
+		}
+		unchecked(cmd, name+": ", res.Unchecked)
+		if res.Omitted > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d more issues not shown (--max-issues %d)\n", path, res.Omitted, res.MaxIssues)
+		}
+		results = append(results, res)
 	}
 
 	// The working directory is the repository's root in CI.
@@ -159,7 +165,7 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 		out = unwrap(out)
 	}
 	var buf bytes.Buffer
-	err = report.Write(&buf, format, files, report.Options{
+	err = report.Write(&buf, format, results.Files(), report.Options{
 		Colour: colour,
 		Root:   root,
 		Tool:   report.Tool{Version: buildVersion()},
@@ -170,169 +176,43 @@ func lint(cmd *cobra.Command, args []string, f lintFlags) error {
 	if _, err := out.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if failed {
+	if results.Fails() {
 		return exitCode(exitInvalid)
 	}
 	return nil
 }
 
-// lintFile reviews the plan at path with its registry and its project
-// configuration file under the flags, and returns the report and whether
-// it fails the --fail-on level. Issues past --max-issues are left out of
-// the report with a line on stderr, and still count for the exit status.
-func lintFile(cmd *cobra.Command, path string, f lintFlags) (report.File, bool, error) {
-	file := report.File{Path: path}
-	cfg, err := findConfig(planDir(path))
-	if err != nil {
-		return file, false, err
+// newLinter is the linter of the flags, with review when it is set: each
+// flag the user set wins over the project configuration file's setting.
+func newLinter(cmd *cobra.Command, f lintFlags, review *lintReview) (*lint.Linter, error) {
+	opts := lint.Options{
+		Settings:     lint.Settings{Enable: f.enable, Disable: f.disable},
+		Registry:     cmp.Or(f.registry, os.Getenv(registryEnv)),
+		LoadRegistry: func(path string) (*registry.Registry, error) { return loadRegistry(cmd, path) },
+		Limits:       plan.Limits{MaxPlanBytes: int(maxPlanBytes)},
+		Stdin:        cmd.InOrStdin(),
 	}
-	set, err := settingsFor(cmd.Flags(), f, cfg)
-	if err != nil {
-		return file, false, err
-	}
-	var failOn critic.Severity
-	if set.failOn != failNever {
-		if failOn, err = critic.ParseSeverity(set.failOn); err != nil {
-			return file, false, fmt.Errorf("unknown --fail-on level %q: use critical, warning, info or never", set.failOn)
+	if cmd.Flags().Changed("fail-on") {
+		gate, err := critic.ParseGate(f.failOn)
+		if err != nil || f.failOn == "" {
+			return nil, fmt.Errorf("unknown --fail-on level %q: use critical, warning, info or never", f.failOn)
 		}
+		opts.FailOn = gate
 	}
-	reg, _, src, err := loadResolved(cmd, f.registry, path)
-	if err != nil {
-		return file, false, err
+	if f.maxIssues < 0 {
+		return nil, errors.New("--max-issues must not be negative")
 	}
-	data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
-	if err != nil {
-		return file, false, err
+	if cmd.Flags().Changed("max-issues") {
+		opts.MaxIssues = &f.maxIssues
 	}
-	var opts []critic.Option
-	if src.path != "" {
-		opts = append(opts, critic.WithCatalog(reg))
-	} else if p, _ := plan.Parse(data); p != nil {
-		agents := undefinedAgents(p)
-		opts = append(opts, critic.WithWorkers(agents...))
-		name := path
-		if path == report.Stdin {
-			name = "<stdin>"
-		}
-		unchecked(cmd, name+": ", agents)
+	if review != nil {
+		opts.Reviewer = review
 	}
-	file.Report = critic.ReviewSource(data, opts...)
-	if f.review != nil {
-		if file.Report, err = f.review.add(cmd, file.Report, data); err != nil {
-			return file, false, fmt.Errorf("%s: llm review: %w", path, err)
-		}
+	l, err := lint.New(opts)
+	if oe := (*lint.OptionError)(nil); errors.As(err, &oe) {
+		return nil, fmt.Errorf("--%s: %w", oe.Setting, oe.Err)
 	}
-	file.Report = file.Report.Without(func(is critic.Issue) bool { return set.silenced(path, is) })
-	failed := failOn != "" && file.Report.Has(failOn)
-	if left := capIssues(&file.Report, set.maxIssues); left > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d more issues not shown (--max-issues %d)\n", path, left, set.maxIssues)
-	}
-	return file, failed, nil
-}
-
-// lintPaths expands the arguments into the files to review, in argument
-// order, each once. Globs are expanded here so that quoted globs work the
-// same on every shell; a glob that matches no file is a usage error, and
-// so is a second "-".
-func lintPaths(args []string) ([]string, error) {
-	var paths []string
-	seen := make(map[string]bool)
-	add := func(p string) {
-		key := p
-		if p != report.Stdin {
-			key = filepath.Clean(p)
-		}
-		if !seen[key] {
-			seen[key] = true
-			paths = append(paths, p)
-		}
-	}
-	stdin := false
-	for _, arg := range args {
-		switch {
-		case arg == report.Stdin:
-			if stdin {
-				return nil, errors.New("lint: standard input (-) can be read only once")
-			}
-			stdin = true
-			add(arg)
-		case arg == "..." || strings.HasSuffix(arg, "/..."):
-			if err := addDir(strings.TrimSuffix(strings.TrimSuffix(arg, "..."), "/"), true, arg, add); err != nil {
-				return nil, err
-			}
-		case isDir(arg):
-			if err := addDir(arg, false, arg, add); err != nil {
-				return nil, err
-			}
-		case !hasGlobMeta(arg):
-			add(arg)
-		default:
-			matches, err := filepath.Glob(arg)
-			if err != nil {
-				return nil, fmt.Errorf("lint: bad glob %q: %w", arg, err)
-			}
-			n := 0
-			for _, m := range matches {
-				// A glob such as plans/* also matches directories; only
-				// files are plans.
-				if info, err := os.Stat(m); err == nil && info.IsDir() {
-					continue
-				}
-				add(m)
-				n++
-			}
-			if n == 0 {
-				// A file whose name holds a glob character is still a
-				// file.
-				if _, err := os.Lstat(arg); err == nil {
-					add(arg)
-					continue
-				}
-				return nil, fmt.Errorf("lint: no file matches %q", arg)
-			}
-		}
-	}
-	return paths, nil
-}
-
-// addDir adds the plans of dir ("" for the working directory), with
-// recursive those of its subdirectories too; arg, as given, names it in
-// errors. A directory without a plan is a usage error, as a glob that
-// matches nothing is.
-func addDir(dir string, recursive bool, arg string, add func(string)) error {
-	if dir == "" {
-		dir = "."
-	}
-	if !isDir(dir) {
-		return fmt.Errorf("lint: %s is not a directory", dir)
-	}
-	found, err := planFiles(dir, recursive)
-	if err != nil {
-		return fmt.Errorf("lint: %w", err)
-	}
-	if len(found) == 0 {
-		return fmt.Errorf("lint: no plan under %q", arg)
-	}
-	for _, p := range found {
-		add(p)
-	}
-	return nil
-}
-
-// isDir reports whether path is a directory.
-func isDir(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.IsDir()
-}
-
-// hasGlobMeta reports whether path holds a character filepath.Match
-// treats specially.
-func hasGlobMeta(path string) bool {
-	magic := `*?[`
-	if filepath.Separator != '\\' {
-		magic = `*?[\`
-	}
-	return strings.ContainsAny(path, magic)
+	return l, err
 }
 
 // useColor reports whether the text format may colour w: w is a terminal,
@@ -365,25 +245,20 @@ type lintReview struct {
 	meter  *llm.Meter
 }
 
-// add merges the LLM's findings on the plan of data into rep. A text
-// without a plan's tasks is not sent.
-func (r *lintReview) add(cmd *cobra.Command, rep critic.Report, data []byte) (critic.Report, error) {
-	p, _ := plan.Parse(data)
-	if p == nil || len(p.Tasks) == 0 {
-		return rep, nil
-	}
+// Review asks the LLM for its findings on p.
+func (r *lintReview) Review(ctx context.Context, p *plan.Plan, static critic.Report) ([]critic.Issue, error) {
 	if r.meter == nil {
 		c, err := r.llm.client("", true)
 		if err != nil {
-			return rep, err
+			return nil, fmt.Errorf("llm review: %w", err)
 		}
 		r.meter = llm.NewMeter(c, r.budget)
 	}
-	more, err := judge.NewReviewer(r.meter).Review(cmd.Context(), p, rep)
+	more, err := judge.NewReviewer(r.meter).Review(ctx, p, static)
 	if err != nil {
-		return rep, err
+		return nil, fmt.Errorf("llm review: %w", err)
 	}
-	return critic.Merge(rep, p, more), nil
+	return more, nil
 }
 
 // report says on stderr what the review spent.

@@ -63,6 +63,12 @@ func (f *llmFlags) temperatureSet(cmd *cobra.Command) *float64 {
 	return &t
 }
 
+// spec is the settings of the flags, as a run keeps them; MaxTurns is the
+// run's to set.
+func (f *llmFlags) spec(cmd *cobra.Command) durable.LLMSpec {
+	return durable.LLMSpec{Model: strings.TrimSpace(f.model), Brief: f.brief, MaxCorrections: f.fixes, PlanOnly: f.planOnly, Temperature: f.temperatureSet(cmd)}
+}
+
 // lazyLLM is the LLM of one command: built the first time something needs
 // it, so that a command that runs only registry workers never asks for an
 // LLM. Its client method is the [durable.ClientFunc] of the command's run,

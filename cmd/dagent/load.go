@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/internal/climain"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/registry"
@@ -37,10 +36,10 @@ func load(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.DAG, erro
 // as [reportUnknown] does. The unknown keys of a plan that parsed are the
 // caller's to report, by its own rule.
 func parse(cmd *cobra.Command, path string, opts ...plan.Option) (*plan.Plan, error) {
-	data, err := read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
-	if tl := (*tooLargeError)(nil); errors.As(err, &tl) {
+	data, err := capread.Read(cmd.InOrStdin(), path, "plan", maxPlanBytes)
+	if tl := (*capread.TooLargeError)(nil); errors.As(err, &tl) {
 		// Refused as Parse refuses it, without reading it whole.
-		return nil, problems(cmd, &plan.Error{Problems: []*plan.Problem{{Code: plan.CodePlanTooLarge, Message: tl.planMessage()}}})
+		return nil, problems(cmd, &plan.Error{Problems: []*plan.Problem{{Code: plan.CodePlanTooLarge, Message: planTooLarge(tl)}}})
 	}
 	if err != nil {
 		return nil, err
@@ -176,60 +175,10 @@ var maxPlanBytes = int64(plan.DefaultLimits().MaxPlanBytes)
 // room for the outputs of many tasks.
 const maxResultsBytes = 256 << 20
 
-// tooLargeError is a file over the limit of what is read of it.
-type tooLargeError struct {
-	what, name string
-	size       int64 // -1 when unknown: standard input is not read past the limit
-	limit      int64
-}
-
-func (e *tooLargeError) Error() string {
-	if e.size < 0 {
-		return fmt.Sprintf("read %s: %s holds more than %d bytes, the limit", e.what, e.name, e.limit)
+// planTooLarge says a plan is too large as plan.Parse does.
+func planTooLarge(e *capread.TooLargeError) string {
+	if e.Size < 0 {
+		return fmt.Sprintf("the plan on %s is more than %d bytes, over the limit of %d", e.Name, e.Limit, e.Limit)
 	}
-	return fmt.Sprintf("read %s: %s is %d bytes, over the limit of %d", e.what, e.name, e.size, e.limit)
-}
-
-// planMessage says it as plan.Parse does.
-func (e *tooLargeError) planMessage() string {
-	if e.size < 0 {
-		return fmt.Sprintf("the plan on %s is more than %d bytes, over the limit of %d", e.name, e.limit, e.limit)
-	}
-	return fmt.Sprintf("the plan is %d bytes, over the limit of %d", e.size, e.limit)
-}
-
-// read reads the file at path, or stdin for "-"; what names the file in
-// errors. Past limit bytes it stops and returns a *tooLargeError, so that an
-// oversize input costs no more memory than the limit: a regular file is
-// refused by its size, before a byte of it is read.
-func read(stdin io.Reader, path, what string, limit int64) ([]byte, error) {
-	name := path
-	r := stdin
-	if path == "-" {
-		name = "standard input"
-	} else {
-		f, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("read %s: %s does not exist", what, path)
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
-			return nil, &tooLargeError{what: what, name: name, size: info.Size(), limit: limit}
-		}
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		if path == "-" {
-			return nil, fmt.Errorf("read standard input: %w", err)
-		}
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, &tooLargeError{what: what, name: name, size: -1, limit: limit}
-	}
-	return data, nil
+	return fmt.Sprintf("the plan is %d bytes, over the limit of %d", e.Size, e.Limit)
 }

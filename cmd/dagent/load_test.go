@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,37 +10,6 @@ import (
 )
 
 // endless is an input that never ends, and counts what was read of it.
-type endless struct{ n int64 }
-
-func (e *endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = ' '
-	}
-	e.n += int64(len(p))
-	return len(p), nil
-}
-
-func TestReadStopsAtTheLimit(t *testing.T) {
-	const limit = 1 << 20
-	in := &endless{}
-	_, err := read(in, "-", "plan", limit)
-	var tl *tooLargeError
-	require.True(t, errors.As(err, &tl), "err = %v", err)
-	assert.Equal(t, "read plan: standard input holds more than 1048576 bytes, the limit", err.Error())
-	assert.LessOrEqual(t, in.n, int64(2*limit), "read far past the limit")
-
-	dir := t.TempDir()
-	big := filepath.Join(dir, "results.json")
-	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat(" ", limit+1)+"{}"), 0o600))
-	_, err = read(nil, big, "initial results", limit)
-	require.True(t, errors.As(err, &tl), "err = %v", err)
-	assert.Equal(t, "read initial results: "+big+" is 1048579 bytes, over the limit of 1048576", err.Error())
-
-	data, err := read(strings.NewReader("{}"), "-", "reviews", 2)
-	require.NoError(t, err)
-	assert.Equal(t, "{}", string(data))
-}
-
 func TestOversizePlan(t *testing.T) {
 	defer func(n int64) { maxPlanBytes = n }(maxPlanBytes)
 	maxPlanBytes = 16

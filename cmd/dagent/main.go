@@ -135,13 +135,6 @@ func encodeJSON(w io.Writer, v any) error {
 	return jsonv.EncodeIndent(w, v, "  ")
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +8,9 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/metaplanner"
-	"github.com/dagent-dev/dagent/plan"
 	"github.com/spf13/cobra"
 )
 
@@ -85,16 +83,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := []metaplanner.Option{metaplanner.WithRegistry(reg), metaplanner.WithMaxCorrections(f.llm.fixes)}
-	if f.llm.brief {
-		opts = append(opts, metaplanner.WithBrief())
-	}
-	if t := f.llm.temperatureSet(cmd); t != nil {
-		opts = append(opts, metaplanner.WithTemperature(*t))
-	}
-	if f.llm.planOnly {
-		opts = append(opts, metaplanner.WithForbiddenRoutes(metaplanner.RouteSynthesis, metaplanner.RouteClarify))
-	}
+	opts := append(f.llm.spec(cmd).PlannerOptions(), metaplanner.WithRegistry(reg))
 	ctx, stop := interruptible(cmd)
 	defer stop()
 	res, err := metaplanner.New(c, opts...).Plan(ctx, mission)
@@ -112,7 +101,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 		}
 	}
 	if f.format == "json" {
-		return writePlanningJSON(cmd.OutOrStdout(), res, nil)
+		return encodeJSON(cmd.OutOrStdout(), metaplanner.Outcome{Result: res})
 	}
 	if f.output == "" {
 		_, err = cmd.OutOrStdout().Write(out)
@@ -124,7 +113,7 @@ func planCmd(cmd *cobra.Command, mission string, f planFlags) (err error) {
 func readMission(cmd *cobra.Command, arg string) (string, error) {
 	mission := arg
 	if arg == "-" {
-		data, err := read(cmd.InOrStdin(), "-", "mission", maxPlanBytes)
+		data, err := capread.Read(cmd.InOrStdin(), "-", "mission", maxPlanBytes)
 		if err != nil {
 			return "", err
 		}
@@ -150,7 +139,7 @@ func settlePlanning(cmd *cobra.Command, res *metaplanner.Result, err error, form
 	case errors.As(err, &pe):
 		writeFindings(errOut, fmt.Sprintf("dagent: no valid plan after %s; the findings of the last answer:", prose.Plural(pe.Attempts, "attempt")), pe.Report, critic.Critical)
 		if format == "json" {
-			if err := writePlanningJSON(out, res, err); err != nil {
+			if err := encodeJSON(out, metaplanner.Outcome{Result: res, Err: err}); err != nil {
 				return err
 			}
 		}
@@ -172,7 +161,7 @@ func settlePlanning(cmd *cobra.Command, res *metaplanner.Result, err error, form
 		return nil
 	}
 	if format == "json" {
-		if err := writePlanningJSON(out, res, nil); err != nil {
+		if err := encodeJSON(out, metaplanner.Outcome{Result: res}); err != nil {
 			return err
 		}
 		return code
@@ -202,75 +191,4 @@ func writeFindings(w io.Writer, header string, rep critic.Report, min critic.Sev
 			fmt.Fprintln(w, "  fix: "+prose.OneLine(is.Recommendation))
 		}
 	}
-}
-
-// The dagent plan --format json document.
-type (
-	jsonPlanning struct {
-		Version  int               `json:"version"`
-		Route    metaplanner.Route `json:"route"`
-		Plan     json.RawMessage   `json:"plan"`
-		Answer   *string           `json:"answer"`
-		Question *string           `json:"question"`
-		Reason   string            `json:"reason"`
-		Report   jsonReport        `json:"report"`
-		Attempts int               `json:"attempts"`
-		Usage    llm.Usage         `json:"usage"`
-		Error    *string           `json:"error,omitempty"`
-	}
-	jsonReport struct {
-		Score   int            `json:"score"`
-		Summary string         `json:"summary"`
-		Issues  []critic.Issue `json:"issues"`
-	}
-)
-
-// writePlanningJSON prints the planning document of res; err is the
-// planner's, when it found no valid plan (the plan is then left out: it
-// must not run).
-func writePlanningJSON(w io.Writer, res *metaplanner.Result, err error) error {
-	doc := jsonPlanning{
-		Version:  docVersion,
-		Route:    res.Route,
-		Reason:   res.Reason,
-		Plan:     json.RawMessage("null"),
-		Report:   jsonReport{Score: res.Report.Score, Summary: res.Report.Summary, Issues: res.Report.Issues},
-		Attempts: res.Attempts,
-		Usage:    res.Usage,
-		Error:    errText(err),
-	}
-	if doc.Report.Issues == nil {
-		doc.Report.Issues = []critic.Issue{}
-	}
-	switch {
-	case err != nil:
-	case res.Route == metaplanner.RouteSynthesis:
-		doc.Answer = &res.Answer
-	case res.Route == metaplanner.RouteClarify:
-		doc.Question = &res.Question
-	default:
-		raw, err := canonicalPlan(res.Plan)
-		if err != nil {
-			return err
-		}
-		doc.Plan = raw
-	}
-	return encodeJSON(w, doc)
-}
-
-// canonicalPlan is the canonical JSON of p for a JSON document.
-func canonicalPlan(p *plan.Plan) (json.RawMessage, error) {
-	if p == nil {
-		return json.RawMessage("null"), nil
-	}
-	return p.Canonical()
-}
-
-// errText is the text of err for a JSON document, nil for no error.
-func errText(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := err.Error()
-	return &s
 }

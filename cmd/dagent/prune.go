@@ -14,13 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// endedStatuses are the statuses of the runs dagent runs prune deletes
-// unless told others: those of a run whose process ended it.
-var endedStatuses = []string{
-	string(durable.StatusCompleted), string(durable.StatusFailed), string(durable.StatusWaiting),
-	string(durable.StatusReplanRequired), string(durable.StatusCancelled),
-}
-
 type pruneFlags struct {
 	db     dbFlags
 	format string
@@ -58,7 +51,7 @@ the runs it would delete and deletes none.
 	formatFlag(cmd, &f.format)
 	fl := cmd.Flags()
 	fl.StringVar(&f.before, "before", "", "delete the runs last updated before this `DATE|DURATION` (2026-11-01, 72h, 30d)")
-	fl.StringArrayVar(&f.status, "status", nil, "delete the runs of `STATUS` only (repeatable; default: "+strings.Join(endedStatuses, ", ")+")")
+	fl.StringArrayVar(&f.status, "status", nil, "delete the runs of `STATUS` only (repeatable; default: "+statusNames(durable.EndedStatuses())+")")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "list the runs that would be deleted, and delete none")
 	fl.BoolVar(&f.utc, "utc", false, "print times in UTC rather than the local time zone")
 	_ = cmd.MarkFlagRequired("before")
@@ -86,26 +79,20 @@ func cutoff(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--before %q: give a date (2026-11-01), a time (2026-11-01 15:04:05, or RFC 3339) or an age (72h, 30d)", s)
 }
 
-type jsonPruned struct {
-	ID      string    `json:"id"`
-	Status  string    `json:"status"`
-	Updated time.Time `json:"updated"`
-}
-
 func prune(cmd *cobra.Command, f pruneFlags) error {
 	before, err := cutoff(f.before, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := checkStatuses(f.status); err != nil {
+	statuses, err := parseStatuses(f.status)
+	if err != nil {
 		return err
 	}
-	if slices.Contains(f.status, store.StatusRunning) {
+	if slices.Contains(statuses, durable.StatusRunning) {
 		return errors.New("--status running: a run a live process owns is never deleted")
 	}
-	statuses := f.status
 	if len(statuses) == 0 {
-		statuses = endedStatuses
+		statuses = durable.EndedStatuses()
 	}
 	path, err := existing(f.db)
 	if err != nil {
@@ -121,51 +108,28 @@ func prune(cmd *cobra.Command, f pruneFlags) error {
 		return err
 	}
 	defer closeStore(cmd, s)
-	runs, err := s.List(cmd.Context())
+	res, err := durable.Prune(cmd.Context(), s, durable.PruneQuery{Before: before, Statuses: statuses, DryRun: f.dryRun})
 	if err != nil {
 		return err
-	}
-	dead := func(o store.Owner) bool { return !durable.Alive(o, durable.DefaultStaleAfter) }
-	deleted := []jsonPruned{}
-	kept := 0
-	for _, r := range runs {
-		status, live := liveStatus(r.Status, r.Owner)
-		if live || !r.Updated.Before(before) || !slices.Contains(statuses, status) {
-			continue
-		}
-		if !f.dryRun {
-			err := s.DeleteRun(cmd.Context(), r.ID, dead)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				continue // deleted by another process meanwhile
-			case errors.Is(err, store.ErrOwned):
-				kept++
-				continue
-			}
-			if err != nil {
-				return err
-			}
-		}
-		deleted = append(deleted, jsonPruned{ID: r.ID, Status: status, Updated: r.Updated})
 	}
 	out := cmd.OutOrStdout()
 	if f.format == "json" {
 		return encodeJSON(out, struct {
-			DryRun  bool         `json:"dry_run"`
-			Deleted []jsonPruned `json:"deleted"`
-		}{f.dryRun, deleted})
+			DryRun  bool             `json:"dry_run"`
+			Deleted []durable.Pruned `json:"deleted"`
+		}{f.dryRun, res.Deleted})
 	}
 	verb := "deleted"
 	if f.dryRun {
 		verb = "would delete"
 	}
-	for _, r := range deleted {
+	for _, r := range res.Deleted {
 		fmt.Fprintf(out, "%s %s  %s, updated %s\n", verb, r.ID, r.Status, stamp(r.Updated, f.utc))
 	}
-	fmt.Fprintf(out, "%s %s of status %s last updated before %s from %s\n", verb, prose.Plural(len(deleted), "run"),
-		strings.Join(statuses, ", "), stamp(before, f.utc), s.Path())
-	if kept > 0 {
-		fmt.Fprintf(out, "kept %s resumed meanwhile\n", prose.Plural(kept, "run"))
+	fmt.Fprintf(out, "%s %s of status %s last updated before %s from %s\n", verb, prose.Plural(len(res.Deleted), "run"),
+		statusNames(statuses), stamp(before, f.utc), s.Path())
+	if res.Kept > 0 {
+		fmt.Fprintf(out, "kept %s resumed meanwhile\n", prose.Plural(res.Kept, "run"))
 	}
 	return nil
 }

@@ -3,18 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
+	"github.com/dagent-dev/dagent/internal/capread"
 	"github.com/dagent-dev/dagent/internal/climain"
-	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/runflags"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/runner"
@@ -242,8 +240,9 @@ func runPlan(cmd *cobra.Command, path string, f runFlags) (err error) {
 	if err := runnable(cmd, f.registry, reg); err != nil {
 		return err
 	}
-	spec.LLM = durable.LLMSpec{Model: strings.TrimSpace(f.llm.model), Brief: f.llm.brief, MaxCorrections: f.llm.fixes, PlanOnly: f.llm.planOnly,
-		Temperature: f.llm.temperatureSet(cmd), MaxTurns: spec.LLM.MaxTurns}
+	maxTurns := spec.LLM.MaxTurns
+	spec.LLM = f.llm.spec(cmd)
+	spec.LLM.MaxTurns = maxTurns
 	if spec.Dir, err = os.Getwd(); err != nil {
 		return err
 	}
@@ -387,61 +386,29 @@ func (r *runView) print(out *durable.Outcome, err error) error {
 	return runEnd(out.Result)
 }
 
-// readJSON reads a JSON file ("-" for stdin) with numbers kept exact.
-func readJSON(cmd *cobra.Command, path, what string) (any, error) {
-	data, err := read(cmd.InOrStdin(), path, what, maxResultsBytes)
-	if err != nil {
-		return nil, err
-	}
-	v, err := jsonv.DecodeBytes(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", what, path, err)
-	}
-	return v, nil
-}
-
+// readReviews reads the decisions of a --reviews file ("-" for stdin).
 func readReviews(cmd *cobra.Command, path string) (map[string]runner.Decision, error) {
-	v, err := readJSON(cmd, path, "reviews")
+	data, err := capread.Read(cmd.InOrStdin(), path, "reviews", maxResultsBytes)
 	if err != nil {
 		return nil, err
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("reviews: %s: want an object of task id to decision", path)
-	}
-	decisions := make(map[string]runner.Decision, len(m))
-	for id, raw := range m {
-		d, err := runner.ParseDecision(raw)
-		if err != nil {
-			return nil, fmt.Errorf("reviews: %s: task %s: %w", path, id, err)
-		}
-		decisions[id] = d
+	decisions, err := runner.ParseDecisions(data)
+	if err != nil {
+		return nil, fmt.Errorf("reviews: %s: %w", path, err)
 	}
 	return decisions, nil
 }
 
-// readInitial reads task outputs by id, or the done tasks' outputs and the
-// run id of an earlier JSON result (an object with "tasks" and "status").
+// readInitial reads an --initial-results file ("-" for stdin): task
+// outputs by id, or an earlier JSON result, whose run id it returns too.
 func readInitial(cmd *cobra.Command, path string) (outputs map[string]any, runID string, err error) {
-	data, err := read(cmd.InOrStdin(), path, "initial results", maxResultsBytes)
+	data, err := capread.Read(cmd.InOrStdin(), path, "initial results", maxResultsBytes)
 	if err != nil {
 		return nil, "", err
 	}
-	v, err := jsonv.DecodeBytes(data)
+	outputs, runID, err = runner.ParseInitialResults(data)
 	if err != nil {
 		return nil, "", fmt.Errorf("initial results: %s: %w", path, err)
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, "", fmt.Errorf("initial results: %s: want an object of task id to output, or a dagent run result", path)
-	}
-	_, isResult := m["tasks"].(map[string]any)
-	if _, hasStatus := m["status"].(string); !isResult || !hasStatus {
-		return m, "", nil
-	}
-	var res runner.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, "", fmt.Errorf("initial results: %s: %w", path, err)
-	}
-	return res.Outputs(), res.RunID, nil
+	return outputs, runID, nil
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +46,7 @@ process owns the run, and "owner" that process, {"pid", "host",
 	formatFlag(cmd, &f.format)
 	fl := cmd.Flags()
 	fl.IntVar(&f.limit, "limit", 0, "list the newest `N` runs only (0: all)")
-	fl.StringArrayVar(&f.status, "status", nil, "list the runs of `STATUS` only (repeatable): "+strings.Join(runStatuses, ", "))
+	fl.StringArrayVar(&f.status, "status", nil, "list the runs of `STATUS` only (repeatable): "+statusNames(durable.ShownStatuses()))
 	fl.BoolVar(&f.utc, "utc", false, "print times in UTC rather than the local time zone")
 	cmd.AddCommand(newPrune())
 	return cmd
@@ -56,8 +54,8 @@ process owns the run, and "owner" that process, {"pid", "host",
 
 // jsonRuns is the document of dagent runs --format json.
 type jsonRuns struct {
-	Version int       `json:"version"`
-	Runs    []jsonRun `json:"runs"`
+	Version int               `json:"version"`
+	Runs    []durable.Summary `json:"runs"`
 }
 
 type runsFlags struct {
@@ -68,20 +66,26 @@ type runsFlags struct {
 	utc    bool
 }
 
-// runStatuses are the statuses the commands show a run with.
-var runStatuses = []string{
-	store.StatusRunning, statusInterrupted, string(durable.StatusCompleted), string(durable.StatusFailed),
-	string(durable.StatusWaiting), string(durable.StatusReplanRequired), string(durable.StatusCancelled),
+// statusNames lists statuses as the commands name them.
+func statusNames(statuses []durable.Status) string {
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
 }
 
-// checkStatuses fails on a status no run is shown with.
-func checkStatuses(statuses []string) error {
-	for _, st := range statuses {
-		if !slices.Contains(runStatuses, st) {
-			return fmt.Errorf("unknown status %q; use one of %s", st, strings.Join(runStatuses, ", "))
+// parseStatuses reads --status values.
+func parseStatuses(names []string) ([]durable.Status, error) {
+	var statuses []durable.Status
+	for _, name := range names {
+		st, err := durable.ParseStatus(name)
+		if err != nil {
+			return nil, err
 		}
+		statuses = append(statuses, st)
 	}
-	return nil
+	return statuses, nil
 }
 
 // stamp is how the commands print a time: to the second, with its zone.
@@ -94,24 +98,12 @@ func stamp(t time.Time, utc bool) string {
 	return t.Format("2006-01-02 15:04:05 MST")
 }
 
-type jsonRun struct {
-	ID       string     `json:"id"`
-	Created  time.Time  `json:"created"`
-	Updated  time.Time  `json:"updated"`
-	Status   string     `json:"status"`
-	Live     bool       `json:"live"`
-	Owner    *jsonOwner `json:"owner"`
-	Done     int        `json:"done"`
-	Total    int        `json:"total"`
-	Mission  string     `json:"mission"`
-	PlanHash string     `json:"plan_hash"`
-}
-
 func listRuns(cmd *cobra.Command, f runsFlags) error {
 	if f.limit < 0 {
 		return fmt.Errorf("--limit %d: give a number of runs, or 0 for all", f.limit)
 	}
-	if err := checkStatuses(f.status); err != nil {
+	statuses, err := parseStatuses(f.status)
+	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
@@ -119,7 +111,7 @@ func listRuns(cmd *cobra.Command, f runsFlags) error {
 	if err != nil {
 		// No journal yet: no run was journaled.
 		if f.format == "json" {
-			return encodeJSON(out, jsonRuns{Version: docVersion, Runs: []jsonRun{}})
+			return encodeJSON(out, jsonRuns{Version: docVersion, Runs: []durable.Summary{}})
 		}
 		fmt.Fprintf(out, "no runs: no journal at %s yet\n", f.db.path())
 		return nil
@@ -129,50 +121,37 @@ func listRuns(cmd *cobra.Command, f runsFlags) error {
 		return err
 	}
 	defer s.Close()
-	all, err := s.List(cmd.Context())
+	ctx := cmd.Context()
+	page, err := durable.List(ctx, s, durable.Query{Statuses: statuses, Limit: f.limit})
 	if err != nil {
 		return err
 	}
-	type shownRun struct {
-		store.Summary
-		status string
-		live   bool
-	}
-	var runs []shownRun
-	for _, r := range all {
-		if f.limit > 0 && len(runs) == f.limit {
-			break
-		}
-		status, live := liveStatus(r.Status, r.Owner)
-		if len(f.status) == 0 || slices.Contains(f.status, status) {
-			runs = append(runs, shownRun{r, status, live})
-		}
-	}
 	if f.format == "json" {
-		doc := make([]jsonRun, 0, len(runs))
-		for _, r := range runs {
-			doc = append(doc, jsonRun{ID: r.ID, Created: r.Created, Updated: r.Updated, Status: r.Status, Live: r.live, Owner: ownerDoc(r.Owner),
-				Done: r.Done, Total: r.Total, Mission: r.Mission, PlanHash: r.PlanHash})
-		}
-		return encodeJSON(out, jsonRuns{Version: docVersion, Runs: doc})
+		return encodeJSON(out, jsonRuns{Version: docVersion, Runs: page.Runs})
 	}
-	if len(runs) == 0 {
-		if len(all) > 0 {
-			fmt.Fprintf(out, "no runs of status %s in %s\n", strings.Join(f.status, " or "), s.Path())
-			return nil
+	if len(page.Runs) == 0 {
+		if len(statuses) > 0 {
+			every, err := durable.List(ctx, s, durable.Query{Limit: 1})
+			if err != nil {
+				return err
+			}
+			if every.Total > 0 {
+				fmt.Fprintf(out, "no runs of status %s in %s\n", strings.Join(f.status, " or "), s.Path())
+				return nil
+			}
 		}
 		fmt.Fprintf(out, "no runs in %s\n", s.Path())
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATUS\tTASKS\tPLAN")
-	for _, r := range runs {
+	for _, r := range page.Runs {
 		total := "?"
 		if r.Total > 0 {
 			total = fmt.Sprint(r.Total)
 		}
 		what := cmp.Or(prose.Excerpt(r.Mission, 60), "plan "+r.PlanHash)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%s\t%s\n", r.ID, stamp(r.Created, f.utc), r.status, r.Done, total, what)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%s\t%s\n", r.ID, stamp(r.Created, f.utc), r.Status, r.Done, total, what)
 	}
 	return tw.Flush()
 }

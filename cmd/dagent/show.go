@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"github.com/dagent-dev/dagent/progress"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -12,7 +10,7 @@ import (
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/internal/prose"
-	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/progress"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/spf13/cobra"
@@ -82,15 +80,15 @@ current plan's first, in plan order], "events": [{"seq", "kind", "time",
 			case f.follow:
 				return follow(cmd, s, r, f)
 			case f.task != "" && f.format == "json":
-				doc, err := taskDoc(r, f.task, f.noOutputs)
+				d, err := r.Task(f.task)
 				if err != nil {
 					return err
 				}
-				return encodeJSON(w, doc)
+				return encodeJSON(w, d.Document(durable.DocOptions{NoOutputs: f.noOutputs}))
 			case f.task != "":
 				return writeTask(w, r, f)
 			case f.format == "json":
-				return encodeJSON(w, showDoc(r, f.noOutputs))
+				return encodeJSON(w, r.Document(durable.DocOptions{NoOutputs: f.noOutputs}))
 			}
 			return writeShow(w, r, f)
 		},
@@ -106,145 +104,17 @@ current plan's first, in plan order], "events": [{"seq", "kind", "time",
 	return cmd
 }
 
-type jsonShow struct {
-	Version   int                     `json:"version"`
-	RunID     string                  `json:"run_id"`
-	Status    string                  `json:"status"`
-	Live      bool                    `json:"live"`
-	Owner     *jsonOwner              `json:"owner"`
-	Error     *string                 `json:"error"`
-	Created   time.Time               `json:"created"`
-	Updated   time.Time               `json:"updated"`
-	Mission   string                  `json:"mission"`
-	Options   json.RawMessage         `json:"options"`
-	Plan      *plan.Plan              `json:"plan"`
-	Tasks     map[string]jsonShowTask `json:"tasks"`
-	Order     []string                `json:"order"`
-	Events    []jsonEvent             `json:"events"`
-	Exchanges int                     `json:"llm_exchanges"`
-}
-
-type jsonShowTask struct {
-	Status     string          `json:"status"`
-	Attempts   int             `json:"attempts"`
-	Output     json.RawMessage `json:"output"`
-	Error      *string         `json:"error"`
-	Diagnosis  string          `json:"diagnosis"`
-	Started    *time.Time      `json:"started"`
-	DurationMS int64           `json:"duration_ms"`
-	Usage      store.Usage     `json:"usage"`
-	Committed  *time.Time      `json:"committed"`
-}
-
-type jsonEvent struct {
-	Seq    int             `json:"seq"`
-	Kind   string          `json:"kind"`
-	Time   time.Time       `json:"time"`
-	TaskID string          `json:"task_id,omitempty"`
-	Data   json.RawMessage `json:"data,omitempty"`
-}
-
-func rawOrNull(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage("null")
-	}
-	return b
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-func textOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// specDoc is the spec document of r as the run was given it, with its
-// plan: the journal keeps the plan a run starts with once, as its plan
-// version 0, and the spec beside it without the plan.
-func specDoc(r *durable.Run) json.RawMessage {
-	raw := rawOrNull(r.Record.Spec)
-	if r.Spec.Plan == nil {
-		return raw
-	}
-	var head struct {
-		Version json.RawMessage `json:"version"`
-		Plan    json.RawMessage `json:"plan"`
-	}
-	if json.Unmarshal(raw, &head) != nil || head.Version == nil || string(head.Plan) != "null" {
-		return raw // a spec that holds its plan, or one of before versioned specs
-	}
-	var spec durable.Spec
-	if json.Unmarshal(raw, &spec) != nil {
-		return raw
-	}
-	spec.Plan = r.Spec.Plan
-	doc, err := json.Marshal(spec)
-	if err != nil {
-		return raw
-	}
-	return doc
-}
-
-// showDoc is the JSON document of r. Its "options" are the run's spec
-// document, and its "plan" the plan the run started with.
-func showDoc(r *durable.Run, noOutputs bool) jsonShow {
-	rec, first := r.Record, r.Spec.Plan
-	if len(r.Plans) > 0 {
-		first = r.Plans[0]
-	}
-	_, live := liveStatus(string(r.Status), rec.Owner)
-	doc := jsonShow{
-		Version: docVersion, RunID: r.ID, Status: string(r.Status), Live: live, Owner: ownerDoc(rec.Owner), Error: textOrNil(r.Error), Created: r.Created, Updated: r.Updated,
-		Mission: rec.Mission, Options: specDoc(r), Plan: first,
-		Tasks: make(map[string]jsonShowTask, len(r.Tasks)), Order: r.Order, Events: []jsonEvent{}, Exchanges: len(rec.Exchanges),
-	}
-	for id, v := range r.Tasks {
-		jt := jsonShowTask{
-			Status: v.Status, Attempts: v.Attempts, Output: outputOrNull(v.Output, noOutputs), Error: textOrNil(v.Error), Diagnosis: v.Diagnosis,
-			Started: timeOrNil(v.Started), DurationMS: v.Duration.Milliseconds(), Usage: v.Tokens,
-		}
-		if v.Committed {
-			jt.Committed = timeOrNil(v.Task.Committed)
-		}
-		doc.Tasks[id] = jt
-	}
-	for _, e := range rec.Events {
-		doc.Events = append(doc.Events, eventDoc(e))
-	}
-	return doc
-}
-
-func eventDoc(e store.Event) jsonEvent {
-	return jsonEvent{Seq: e.Seq, Kind: e.Kind, Time: e.Time, TaskID: e.TaskID, Data: e.Data}
-}
-
-// outputOrNull is an output in the JSON documents: null when left out.
-func outputOrNull(b json.RawMessage, leftOut bool) json.RawMessage {
-	if leftOut {
-		return json.RawMessage("null")
-	}
-	return rawOrNull(b)
-}
-
 func writeShow(w io.Writer, r *durable.Run, f showFlags) error {
-	live, err := writeHeader(w, r, f.utc)
+	status, live, err := writeHeader(w, r, f.utc)
 	if err != nil {
 		return err
 	}
-	status, _ := liveStatus(string(r.Status), r.Record.Owner)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tDURATION\tDIAGNOSIS")
 	for _, id := range r.Order {
 		v := r.Tasks[id]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, progress.Round(v.Duration), prose.Excerpt(taskWhy(v, live, status), 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", id, v.Status, v.Attempts, progress.Round(v.Duration), prose.Excerpt(v.Why(status, live), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -272,10 +142,10 @@ func writeShow(w io.Writer, r *durable.Run, f showFlags) error {
 	return nil
 }
 
-// writeHeader prints the run's status and settings, and says whether a
-// live process owns it.
-func writeHeader(w io.Writer, r *durable.Run, utc bool) (live bool, err error) {
-	status, live := liveStatus(string(r.Status), r.Record.Owner)
+// writeHeader prints the run's status and settings, and returns its
+// status as shown and whether a live process owns it.
+func writeHeader(w io.Writer, r *durable.Run, utc bool) (status durable.Status, live bool, err error) {
+	status, live = r.Shown()
 	fmt.Fprintf(w, "run %s  %s\n", r.ID, status)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "started\t%s\n", stamp(r.Created, utc))
@@ -283,7 +153,7 @@ func writeHeader(w io.Writer, r *durable.Run, utc bool) (live bool, err error) {
 	switch o := r.Record.Owner; {
 	case live:
 		fmt.Fprintf(tw, "owner\tprocess %d on %s, since %s, last heartbeat %s ago\n", o.PID, o.Host, stamp(o.Started, utc), progress.Round(time.Since(o.Heartbeat)))
-	case status == statusInterrupted:
+	case status == durable.StatusInterrupted:
 		fmt.Fprintf(tw, "owner\tnone alive: its process died while it ran; dagent resume %s goes on with it\n", r.ID)
 	}
 	if m := r.Spec.Mission; m != "" {
@@ -298,27 +168,7 @@ func writeHeader(w io.Writer, r *durable.Run, utc bool) (live bool, err error) {
 	if n := len(r.Record.Exchanges); n > 0 {
 		fmt.Fprintf(tw, "llm\t%s recorded\n", prose.Plural(n, "exchange"))
 	}
-	return live, tw.Flush()
-}
-
-// taskWhy is what the task table says of a task: its diagnosis, its
-// error, or why it is running.
-func taskWhy(v durable.TaskView, live bool, status string) string {
-	why := v.Diagnosis
-	if why == "" && v.Status != string(runner.TaskDone) {
-		why = v.Error
-	}
-	if !v.Committed && v.Status == string(runner.TaskRunning) {
-		switch {
-		case live:
-			why = "running"
-		case status == statusInterrupted:
-			why = "in flight when the process died; a resume runs it again"
-		default:
-			why = "in flight when the run stopped; a resume runs it again"
-		}
-	}
-	return why
+	return status, live, tw.Flush()
 }
 
 // timeline prints a run's events one by one, as show does.

@@ -92,7 +92,11 @@ func TestInterrupted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := interrupted(tt.ctx, tt.err)
-			assert.Equal(t, tt.want, errString(err))
+			if tt.want == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.EqualError(t, err, tt.want)
+			}
 			code, _ := signalExit(err)
 			assert.Equal(t, tt.code, code)
 		})

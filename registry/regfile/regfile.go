@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/dagent-dev/dagent/agent"
-	"github.com/dagent-dev/dagent/internal/edit"
 	"github.com/dagent-dev/dagent/internal/jsonv"
+	"github.com/dagent-dev/dagent/internal/yamlnode"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/registry/internal/toolschema"
 	"github.com/dagent-dev/dagent/verify"
@@ -217,47 +217,11 @@ func (l *loader) errorf(n *yaml.Node, who, format string, args ...any) error {
 	return e
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// parserProblems are the messages of go-yaml's parser, as opposed to its
-// scanner. go-yaml counts the lines of parser errors from 0, and leaves out
-// line 0.
-var parserProblems = []string{
-	"did not find expected ',' or ']'",
-	"did not find expected ',' or '}'",
-	"did not find expected '-' indicator",
-	"did not find expected <document start>",
-	"did not find expected <stream-start>",
-	"did not find expected key",
-	"did not find expected node content",
-	"found duplicate %TAG directive",
-	"found duplicate %YAML directive",
-	"found incompatible YAML document",
-	"found undefined tag handle",
-}
-
-// syntaxError moves the line of a YAML syntax error in data to where the
+// syntaxError is a YAML syntax error in data, at the line where the
 // other errors have it, counted from 1.
 func (l *loader) syntaxError(err error, data []byte) error {
-	msg := err.Error()
-	e := &registryError{file: l.file}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		e.line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	if slices.Contains(parserProblems, msg) {
-		// At the end of the input, go-yaml can report the line after the
-		// last.
-		lines := bytes.Count(data, []byte("\n"))
-		if !bytes.HasSuffix(data, []byte("\n")) {
-			lines++
-		}
-		e.line = min(e.line+1, lines)
-	}
-	e.msg = "invalid YAML: " + msg
-	return e
+	line, msg := yamlnode.Syntax(err, data)
+	return &registryError{file: l.file, line: line, msg: "invalid YAML: " + msg}
 }
 
 // deref follows aliases, charging what they expand to against the budget.
@@ -300,7 +264,7 @@ func (l *loader) entries(m *yaml.Node, who, what string) ([]entry, error) {
 			return nil, err
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, l.errorf(k, who, "%s must be a string, not %s", article(what), describe(k))
+			return nil, l.errorf(k, who, "%s must be a string, not %s", article(what), yamlnode.Describe(k))
 		}
 		if k.ShortTag() == "!!merge" {
 			return nil, l.errorf(k, who, `merge keys ("<<") are not supported; write the settings out`)
@@ -341,7 +305,7 @@ func (l *loader) registry(doc *yaml.Node) (*registry.Registry, error) {
 		return nil, l.errorf(nil, "", emptyRegistry)
 	}
 	if top.Kind != yaml.MappingNode {
-		return nil, l.errorf(top, "", `the top level must be a map with a "workers" or a "tools" key, not %s`, describe(top))
+		return nil, l.errorf(top, "", `the top level must be a map with a "workers" or a "tools" key, not %s`, yamlnode.Describe(top))
 	}
 	entries, err := l.entries(top, "", "key")
 	if err != nil {
@@ -353,7 +317,7 @@ func (l *loader) registry(doc *yaml.Node) (*registry.Registry, error) {
 	for _, e := range entries {
 		section := e.key.Value
 		if !slices.Contains(topKeys, section) {
-			return nil, l.errorf(e.key, "", "unknown key %q%s", section, hint(section, topKeys))
+			return nil, l.errorf(e.key, "", "unknown key %q%s", section, yamlnode.KeyHint(section, topKeys))
 		}
 		if isNull(e.value) {
 			if null == nil {
@@ -363,7 +327,7 @@ func (l *loader) registry(doc *yaml.Node) (*registry.Registry, error) {
 		}
 		found = true
 		if e.value.Kind != yaml.MappingNode {
-			return nil, l.errorf(e.value, "", "%q must be a map from %s names to their settings, not %s", section, strings.TrimSuffix(section, "s"), describe(e.value))
+			return nil, l.errorf(e.value, "", "%q must be a map from %s names to their settings, not %s", section, strings.TrimSuffix(section, "s"), yamlnode.Describe(e.value))
 		}
 		if section == "workers" {
 			err = l.workers(r, e.value)
@@ -413,7 +377,7 @@ func (l *loader) workers(r *registry.Registry, m *yaml.Node) error {
 func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error) {
 	who := fmt.Sprintf("worker %q", name)
 	if n.Kind != yaml.MappingNode {
-		return registry.Worker{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
+		return registry.Worker{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", yamlnode.Describe(n))
 	}
 	entries, err := l.entries(n, who, "key")
 	if err != nil {
@@ -426,7 +390,7 @@ func (l *loader) worker(name string, key, n *yaml.Node) (registry.Worker, error)
 	for _, e := range entries {
 		field, v := e.key.Value, e.value
 		if !slices.Contains(workerKeys, field) {
-			return registry.Worker{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, workerKeys))
+			return registry.Worker{}, l.errorf(e.key, who, "unknown key %q%s", field, yamlnode.KeyHint(field, workerKeys))
 		}
 		if isNull(v) {
 			continue
@@ -507,7 +471,7 @@ func (l *loader) tools(r *registry.Registry, m *yaml.Node) error {
 func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 	who := fmt.Sprintf("tool %q", name)
 	if n.Kind != yaml.MappingNode {
-		return registry.Tool{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", describe(n))
+		return registry.Tool{}, l.errorf(key, who, "the settings must be a map with at least a command, not %s", yamlnode.Describe(n))
 	}
 	entries, err := l.entries(n, who, "key")
 	if err != nil {
@@ -520,7 +484,7 @@ func (l *loader) tool(name string, key, n *yaml.Node) (registry.Tool, error) {
 	for _, e := range entries {
 		field, v := e.key.Value, e.value
 		if !slices.Contains(toolKeys, field) {
-			return registry.Tool{}, l.errorf(e.key, who, "unknown key %q%s", field, hint(field, toolKeys))
+			return registry.Tool{}, l.errorf(e.key, who, "unknown key %q%s", field, yamlnode.KeyHint(field, toolKeys))
 		}
 		if isNull(v) {
 			continue
@@ -556,7 +520,7 @@ const maxSchemaDepth = 64
 // error has the line.
 func (l *loader) parameters(who string, n *yaml.Node) (json.RawMessage, error) {
 	if n.Kind != yaml.MappingNode {
-		return nil, l.errorf(n, who, `parameters must be a JSON Schema written as a map, e.g. {type: object, properties: {query: {type: string}}}, not %s`, describe(n))
+		return nil, l.errorf(n, who, `parameters must be a JSON Schema written as a map, e.g. {type: object, properties: {query: {type: string}}}, not %s`, yamlnode.Describe(n))
 	}
 	var b bytes.Buffer
 	if err := l.toJSON(who, n, &b, 0); err != nil {
@@ -616,7 +580,7 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 		return nil
 	case yaml.ScalarNode:
 	default:
-		return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+		return l.errorf(n, who, "parameters: %s has no JSON form", yamlnode.Describe(n))
 	}
 	if err := l.spend(n, len(n.Value)); err != nil {
 		return err
@@ -629,7 +593,7 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 	case "!!bool":
 		var v bool
 		if err := n.Decode(&v); err != nil {
-			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+			return l.errorf(n, who, "parameters: %s: %v", yamlnode.Describe(n), err)
 		}
 		b.WriteString(strconv.FormatBool(v))
 	case "!!int", "!!float":
@@ -639,18 +603,18 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 		}
 		var v any
 		if err := n.Decode(&v); err != nil {
-			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+			return l.errorf(n, who, "parameters: %s: %v", yamlnode.Describe(n), err)
 		}
 		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
-			return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+			return l.errorf(n, who, "parameters: %s has no JSON form", yamlnode.Describe(n))
 		}
 		out, err := json.Marshal(v)
 		if err != nil {
-			return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+			return l.errorf(n, who, "parameters: %s: %v", yamlnode.Describe(n), err)
 		}
 		b.Write(out)
 	default:
-		return l.errorf(n, who, "parameters: %s has no JSON form", describe(n))
+		return l.errorf(n, who, "parameters: %s has no JSON form", yamlnode.Describe(n))
 	}
 	return nil
 }
@@ -659,7 +623,7 @@ func (l *loader) toJSON(who string, n *yaml.Node, b *bytes.Buffer, depth int) er
 func (l *loader) writeString(who string, n *yaml.Node, b *bytes.Buffer) error {
 	out, err := jsonv.Marshal(n.Value)
 	if err != nil {
-		return l.errorf(n, who, "parameters: %s: %v", describe(n), err)
+		return l.errorf(n, who, "parameters: %s: %v", yamlnode.Describe(n), err)
 	}
 	b.Write(out)
 	return nil
@@ -668,7 +632,7 @@ func (l *loader) writeString(who string, n *yaml.Node, b *bytes.Buffer) error {
 // str reads a string value.
 func (l *loader) str(who, field string, n *yaml.Node) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return "", l.errorf(n, who, "%s must be a string, not %s", field, describe(n))
+		return "", l.errorf(n, who, "%s must be a string, not %s", field, yamlnode.Describe(n))
 	}
 	if err := l.spend(n, len(n.Value)); err != nil {
 		return "", err
@@ -679,7 +643,7 @@ func (l *loader) str(who, field string, n *yaml.Node) (string, error) {
 // stringList reads a list of strings, naming entries from 1 in messages.
 func (l *loader) stringList(who, field string, n *yaml.Node) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, l.errorf(n, who, "%s must be a list of strings, not %s", field, describe(n))
+		return nil, l.errorf(n, who, "%s must be a list of strings, not %s", field, yamlnode.Describe(n))
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
@@ -692,7 +656,7 @@ func (l *loader) stringList(who, field string, n *yaml.Node) ([]string, error) {
 			if item.Kind == yaml.ScalarNode {
 				q = "; quote it"
 			}
-			return nil, l.errorf(item, who, "%s: entry %d must be a string, not %s%s", field, i+1, describe(item), q)
+			return nil, l.errorf(item, who, "%s: entry %d must be a string, not %s%s", field, i+1, yamlnode.Describe(item), q)
 		}
 		if err := l.spend(item, len(item.Value)); err != nil {
 			return nil, err
@@ -704,7 +668,7 @@ func (l *loader) stringList(who, field string, n *yaml.Node) ([]string, error) {
 
 func (l *loader) argv(who string, n *yaml.Node) ([]string, error) {
 	if n.Kind == yaml.ScalarNode {
-		return nil, l.errorf(n, who, `command must be a list of the program and its arguments, e.g. ["go", "vet"], not %s: no shell splits it`, describe(n))
+		return nil, l.errorf(n, who, `command must be a list of the program and its arguments, e.g. ["go", "vet"], not %s: no shell splits it`, yamlnode.Describe(n))
 	}
 	argv, err := l.stringList(who, "command", n)
 	if err != nil {
@@ -740,7 +704,7 @@ func (l *loader) dir(who string, n *yaml.Node) (string, error) {
 // entries. Values may be numbers or booleans, taken as written.
 func (l *loader) env(who string, n *yaml.Node) ([]string, error) {
 	if n.Kind != yaml.MappingNode {
-		return nil, l.errorf(n, who, "env must be a map from variable names to values, not %s", describe(n))
+		return nil, l.errorf(n, who, "env must be a map from variable names to values, not %s", yamlnode.Describe(n))
 	}
 	entries, err := l.entries(n, who, "env variable")
 	if err != nil {
@@ -753,7 +717,7 @@ func (l *loader) env(who string, n *yaml.Node) ([]string, error) {
 			return nil, l.errorf(e.key, who, `env: %q is not a variable name: it is empty or holds "=" or NUL`, k)
 		}
 		if v.Kind != yaml.ScalarNode || isNull(v) {
-			return nil, l.errorf(v, who, `env %q must be a string, not %s; write %s: "" for an empty value`, k, describe(v), k)
+			return nil, l.errorf(v, who, `env %q must be a string, not %s; write %s: "" for an empty value`, k, yamlnode.Describe(v), k)
 		}
 		if strings.ContainsRune(v.Value, 0) {
 			return nil, l.errorf(v, who, "env %q holds a NUL character", k)
@@ -788,7 +752,7 @@ func (l *loader) passEnv(who string, n *yaml.Node) ([]string, error) {
 // is no time at all, which agent.Command spells as a negative grace.
 func (l *loader) killGrace(who string, n *yaml.Node) (time.Duration, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return 0, l.errorf(n, who, `kill_grace must be a duration with a unit, e.g. "10s", or "0s" to kill at once, not %s`, describe(n))
+		return 0, l.errorf(n, who, `kill_grace must be a duration with a unit, e.g. "10s", or "0s" to kill at once, not %s`, yamlnode.Describe(n))
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil {
@@ -843,7 +807,7 @@ func (l *loader) preconditions(who string, n *yaml.Node) ([]string, error) {
 
 func (l *loader) timeout(who string, n *yaml.Node) (time.Duration, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return 0, l.errorf(n, who, `timeout must be a duration with a unit, e.g. "90s" or "2m", not %s`, describe(n))
+		return 0, l.errorf(n, who, `timeout must be a duration with a unit, e.g. "90s" or "2m", not %s`, yamlnode.Describe(n))
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil {
@@ -864,7 +828,7 @@ const maxConcurrencyLimit = 1 << 20
 func (l *loader) maxConcurrency(who string, n *yaml.Node) (int, error) {
 	const usage = "a whole number of 1 or more, e.g. 1 for one at a time"
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		return 0, l.errorf(n, who, "max_concurrency must be %s, not %s", usage, describe(n))
+		return 0, l.errorf(n, who, "max_concurrency must be %s, not %s", usage, yamlnode.Describe(n))
 	}
 	v, err := strconv.ParseInt(n.Value, 0, 64)
 	if err != nil || v > maxConcurrencyLimit {
@@ -886,41 +850,4 @@ func article(noun string) string {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// describe says what kind of value n is, for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch tag := n.ShortTag(); tag {
-		case "!!str":
-			return "a string"
-		case "!!int", "!!float":
-			return "a number (" + n.Value + ")"
-		case "!!bool":
-			return "a boolean (" + n.Value + ")"
-		case "!!null":
-			return "null"
-		case "!!timestamp":
-			return "a timestamp (" + n.Value + ")"
-		default:
-			return "a value tagged " + tag
-		}
-	}
-	return "an alias"
-}
-
-// hint suggests the known key closest to an unknown one, or lists them.
-func hint(key string, known []string) string {
-	if best, ok := edit.Closest(key, known); ok {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	if len(known) == 1 {
-		return fmt.Sprintf("; the only key here is %q", known[0])
-	}
-	return "; the keys are " + strings.Join(known, ", ")
 }

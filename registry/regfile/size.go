@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,7 +30,7 @@ var sizeUnits = map[string]int64{
 func (l *loader) maxOutput(who string, n *yaml.Node) (int64, error) {
 	const usage = `write a size such as "64MiB", "512KiB" or "100MB"`
 	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.ShortTag() != "!!int" && n.ShortTag() != "!!float") {
-		return 0, l.errorf(n, who, "max_output must be a size, not %s; %s", describe(n), usage)
+		return 0, l.errorf(n, who, "max_output must be a size, not %s; %s", yamlnode.Describe(n), usage)
 	}
 	m := sizePattern.FindStringSubmatch(strings.TrimSpace(n.Value))
 	if m == nil {

@@ -40,6 +40,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UnknownRun", testUnknownRun},
 		{"BadInput", testBadInput},
 		{"List", testList},
+		{"Runs", testRuns},
+		{"RunsPaged", testRunsPaged},
 		{"CommitUpserts", testCommitUpserts},
 		{"PlanVersions", testPlanVersions},
 		{"PlanVersionsRefused", testPlanVersionsRefused},
@@ -300,6 +302,131 @@ func testList(t *testing.T, open func(*testing.T) store.Store) {
 	assert.NotEmpty(t, byID["r-old"].PlanHash)
 	assert.Equal(t, byID["r-old"].PlanHash, byID["r-new"].PlanHash, "same plan, same hash")
 	assert.NotEqual(t, byID["r-old"].PlanHash, byID["r-mid"].PlanHash, "another plan, another hash")
+}
+
+// Runs selects runs by status, id prefix, last update and id, and
+// returns what List does of them.
+func testRuns(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	list, total, err := s.Runs(ctx, store.RunQuery{Statuses: []string{"failed"}})
+	require.NoError(t, err)
+	assert.Empty(t, list)
+	assert.Zero(t, total, "an empty store")
+
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, id := range []string{"a-1", "a-2", "b-1", "b-2", "c-1"} {
+		r := newRun(id)
+		r.Created = t0.Add(time.Duration(i) * time.Hour)
+		create(t, s, r)
+	}
+	require.NoError(t, s.SetStatus(ctx, "a-2", "failed", "boom"))
+	require.NoError(t, s.SetStatus(ctx, "b-2", "completed", ""))
+	require.NoError(t, s.SetStatus(ctx, "c-1", "failed", "boom"))
+	// A commit updates a run as a change of its status does.
+	require.NoError(t, s.CommitTask(ctx, "b-1", store.Task{ID: "a", Status: "done", Committed: t0.Add(100 * time.Hour)}))
+	require.NoError(t, s.Acquire(ctx, "a-1", owner("o"), nil))
+
+	all, err := s.List(ctx)
+	require.NoError(t, err)
+	byID := map[string]store.Summary{}
+	for _, sm := range all {
+		byID[sm.ID] = sm
+	}
+	tests := []struct {
+		name string
+		q    store.RunQuery
+		want []string
+	}{
+		{"all", store.RunQuery{}, []string{"c-1", "b-2", "b-1", "a-2", "a-1"}},
+		{"a status", store.RunQuery{Statuses: []string{"failed"}}, []string{"c-1", "a-2"}},
+		{"statuses", store.RunQuery{Statuses: []string{"running", "completed"}}, []string{"b-2", "b-1", "a-1"}},
+		{"a status no run has", store.RunQuery{Statuses: []string{"waiting"}}, nil},
+		{"a prefix", store.RunQuery{Prefix: "b-"}, []string{"b-2", "b-1"}},
+		{"a whole id", store.RunQuery{Prefix: "a-1"}, []string{"a-1"}},
+		{"a prefix no id has", store.RunQuery{Prefix: "a-1x"}, nil},
+		{"updated before", store.RunQuery{UpdatedBefore: t0.Add(50 * time.Hour)}, []string{"a-1"}},
+		{"updated before, by a commit", store.RunQuery{UpdatedBefore: t0.Add(101 * time.Hour)}, []string{"b-1", "a-1"}},
+		{"excluded", store.RunQuery{Exclude: []string{"c-1", "a-1", "nope"}}, []string{"b-2", "b-1", "a-2"}},
+		{"by id", store.RunQuery{IDs: []string{"a-1", "nope", "c-1"}}, []string{"c-1", "a-1"}},
+		{"by id, excluded", store.RunQuery{IDs: []string{"a-1", "c-1"}, Exclude: []string{"a-1"}}, []string{"c-1"}},
+		{"by id, no run", store.RunQuery{IDs: []string{"a-"}}, nil},
+		{"all of them", store.RunQuery{Statuses: []string{"failed", "running"}, Prefix: "a", Exclude: []string{"a-1"}}, []string{"a-2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, total, err := s.Runs(ctx, tt.q)
+			require.NoError(t, err)
+			var ids []string
+			for _, sm := range got {
+				ids = append(ids, sm.ID)
+				assert.Equal(t, byID[sm.ID], sm, "a run's summary is List's")
+			}
+			assert.Equal(t, tt.want, ids)
+			assert.Equal(t, len(tt.want), total)
+		})
+	}
+	got, _, err := s.Runs(ctx, store.RunQuery{Prefix: "a-1"})
+	require.NoError(t, err)
+	require.NotNil(t, got[0].Owner, "with its owner")
+	assert.Equal(t, "o", got[0].Owner.ID)
+
+	for _, q := range []store.RunQuery{{Limit: -1}, {Offset: -1}} {
+		_, _, err := s.Runs(ctx, q)
+		assert.Error(t, err, "%+v", q)
+	}
+}
+
+// Runs returns a page of the runs it selects, and counts all of them.
+func testRunsPaged(t *testing.T, open func(*testing.T) store.Store) {
+	s := open(t)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var newest []string
+	for i := range 25 {
+		r := newRun(fmt.Sprintf("r%02d", i))
+		r.Created = t0.Add(time.Duration(i) * time.Minute)
+		create(t, s, r)
+		if i%2 == 1 {
+			require.NoError(t, s.SetStatus(ctx, r.ID, "failed", ""))
+		}
+		newest = append([]string{r.ID}, newest...)
+	}
+	// Runs created at the same time come by id, the greatest first.
+	for _, id := range []string{"s1", "s2"} {
+		r := newRun(id)
+		r.Created = t0.Add(time.Hour)
+		create(t, s, r)
+	}
+	newest = append([]string{"s2", "s1"}, newest...)
+	page := func(q store.RunQuery) ([]string, int) {
+		t.Helper()
+		got, total, err := s.Runs(ctx, q)
+		require.NoError(t, err)
+		ids := []string{}
+		for _, sm := range got {
+			ids = append(ids, sm.ID)
+		}
+		return ids, total
+	}
+	for _, tt := range []struct {
+		limit, offset int
+		want          []string
+	}{
+		{10, 0, newest[:10]},
+		{10, 10, newest[10:20]},
+		{10, 20, newest[20:]},
+		{10, 27, []string{}},
+		{10, 100, []string{}},
+		{0, 5, newest[5:]},
+		{0, 0, newest},
+		{1, 1, newest[1:2]},
+	} {
+		ids, total := page(store.RunQuery{Limit: tt.limit, Offset: tt.offset})
+		assert.Equal(t, tt.want, ids, "limit %d offset %d", tt.limit, tt.offset)
+		assert.Equal(t, len(newest), total, "every run counts, whatever the page")
+	}
+	ids, total := page(store.RunQuery{Statuses: []string{"failed"}, Limit: 3, Offset: 2})
+	assert.Equal(t, []string{"r19", "r17", "r15"}, ids)
+	assert.Equal(t, 12, total, "the runs of the status count")
 }
 
 func testCommitUpserts(t *testing.T, open func(*testing.T) store.Store) {
