@@ -68,6 +68,7 @@ var (
 		{regexp.MustCompile(`"(duration_ns|duration_ms|started|committed|time)": ?-?\d+`), `"$1": N`},
 		{regexp.MustCompile(`\b(process|pid) \d+`), "$1 PID"},
 		{regexp.MustCompile(`"pid": ?\d+`), `"pid": PID`},
+		{regexp.MustCompile(`\b(approved|rejected) by [^\s:]+`), "$1 by USER"}, // the user who resumed the run
 		{regexp.MustCompile(` +`), " "},
 	}
 )
