@@ -33,7 +33,7 @@ func ExampleNew() {
 		Store: s,
 		Addr:  "127.0.0.1:7700",
 		Decide: func(ctx context.Context, id string, d map[string]runner.Decision, by string) error {
-			_, err := durable.Resume(ctx, s, id, durable.WithAgent("echo", echo), durable.WithReviews(d))
+			_, err := durable.Resume(ctx, s, id, durable.WithAgent("echo", echo), durable.WithReviews(d), durable.WithReviewer(by))
 			return err
 		},
 	})

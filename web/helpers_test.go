@@ -64,7 +64,7 @@ func start(t testing.TB, s store.Store, id, src string, opts ...durable.Option) 
 // would.
 func decider(s store.Store) web.DecideFunc {
 	return func(ctx context.Context, id string, decisions map[string]runner.Decision, by string) error {
-		_, err := durable.Resume(ctx, s, id, durable.WithAgent("echo", echo), durable.WithReviews(decisions))
+		_, err := durable.Resume(ctx, s, id, durable.WithAgent("echo", echo), durable.WithReviews(decisions), durable.WithReviewer(by))
 		return err
 	}
 }

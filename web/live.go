@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dagent-dev/dagent/internal/jsonv"
@@ -12,20 +15,29 @@ import (
 // journal: reading it again is the one way to see what they did.
 
 // keepAlive is how long a stream may stay silent: a comment line then
-// tells a proxy that it is alive, and the server that the page is gone.
+// tells a proxy between the page and the server that it is alive.
 const keepAlive = 15 * time.Second
+
+// errGone: the page a stream was for is gone.
+var errGone = errors.New("the page is gone")
 
 // stream is a stream of server-sent events to one page.
 type stream struct {
-	s      *Server
+	// ctx ends when the page is gone, the server closes or the stream
+	// is closed.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // the keep-alive ended
 	w      http.ResponseWriter
-	r      *http.Request
 	rc     *http.ResponseController
 	timer  *time.Timer
-	silent time.Duration
+
+	mu   sync.Mutex
+	sent time.Time // when it last wrote
 }
 
-// stream starts a stream of events on w; nil when w cannot stream.
+// stream starts a stream of events on w; nil when w cannot stream. The
+// handler closes it before it returns.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) *stream {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -35,28 +47,51 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) *stream {
 	if err := rc.Flush(); err != nil {
 		return nil
 	}
-	return &stream{s: s, w: w, r: r, rc: rc}
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.ctx, cancel)
+	st := &stream{ctx: ctx, cancel: cancel, done: make(chan struct{}), w: w, rc: rc, sent: time.Now()}
+	go func() {
+		defer close(st.done)
+		defer stop()
+		t := time.NewTicker(keepAlive / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			st.mu.Lock()
+			quiet := time.Since(st.sent) >= keepAlive
+			st.mu.Unlock()
+			if quiet && !st.write([]byte(": alive\n\n")) {
+				return
+			}
+		}
+	}()
+	return st
+}
+
+// close ends the stream: nothing is written to it once close returns.
+func (st *stream) close() {
+	st.cancel()
+	<-st.done
 }
 
 // wait waits d, and reports whether the stream goes on: false once the
-// page is gone or the server closes.
+// page is gone or the server closes. The first wait returns at once.
 func (st *stream) wait(d time.Duration) bool {
 	if st.timer == nil {
-		st.timer = time.NewTimer(0) // the first wait is none
+		st.timer = time.NewTimer(0)
 	} else {
 		st.timer.Reset(d)
 	}
 	select {
-	case <-st.r.Context().Done():
-		return false
-	case <-st.s.ctx.Done():
+	case <-st.ctx.Done():
 		return false
 	case <-st.timer.C:
+		return true
 	}
-	if st.silent += d; st.silent >= keepAlive {
-		return st.write([]byte(": alive\n\n"))
-	}
-	return true
 }
 
 // send sends v as JSON in an event of kind event, and reports whether the
@@ -81,7 +116,12 @@ func (st *stream) sendRaw(event string, data []byte) bool {
 }
 
 func (st *stream) write(b []byte) bool {
-	st.silent = 0
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ctx.Err() != nil {
+		return false
+	}
+	st.sent = time.Now()
 	if _, err := st.w.Write(b); err != nil {
 		return false
 	}

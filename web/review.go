@@ -31,20 +31,14 @@ type upstream struct {
 	ID, Href, Output string
 }
 
-// reviews are the pending reviews of run, which waits for them.
+// reviews are the pending reviews of run.
 func reviews(run *durable.Run) []reviewView {
 	var out []reviewView
-	for _, id := range run.Order {
-		if run.Tasks[id].Status != string(runner.TaskWaiting) {
-			continue
-		}
-		v := reviewView{TaskID: id, Action: runHref(run.ID) + "/reviews/" + url.PathEscape(id)}
-		if pt := planTask(run, id); pt != nil {
-			v.Prompt = visible(rendered(run, pt.Input))
-			for _, dep := range pt.DependsOn {
-				if o := run.Tasks[dep].Output; len(o) > 0 && string(o) != "null" {
-					v.Upstream = append(v.Upstream, upstream{dep, taskHref(run.ID, dep), visible(progress.Text(o))})
-				}
+	for _, rv := range run.Reviews() {
+		v := reviewView{TaskID: rv.TaskID, Action: runHref(run.ID) + "/reviews/" + url.PathEscape(rv.TaskID), Prompt: visible(rv.Prompt)}
+		for _, up := range rv.Upstream {
+			if o := up.Output; len(o) > 0 && string(o) != "null" {
+				v.Upstream = append(v.Upstream, upstream{up.ID, taskHref(run.ID, up.ID), visible(progress.Text(o))})
 			}
 		}
 		out = append(out, v)
@@ -123,7 +117,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, fmt.Errorf("no run %q in the journal", id))
 		return
 	}
-	if status := shown(string(run.Status), run.Record.Owner); status != string(durable.StatusWaiting) || run.Tasks[task].Status != string(runner.TaskWaiting) {
+	if status, _ := run.Shown(); status != durable.StatusWaiting || run.Tasks[task].Status != string(runner.TaskWaiting) {
 		s.fail(w, r, http.StatusConflict, fmt.Errorf("run %s does not wait for a review of %q: the run is %s", id, task, status))
 		return
 	}

@@ -65,6 +65,7 @@ func TestDecisionResumesTheRun(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	_, page := get(t, c, srv.URL+"/runs/r1")
 	assert.NotContains(t, page, `class="decide"`)
+	assert.Contains(t, page, "<td>approve: approved by Ada: fine</td>", "the timeline says who decided")
 }
 
 func TestRejectionAsTheCommandGivesIt(t *testing.T) {

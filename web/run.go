@@ -118,15 +118,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 	rec := run.Record
+	status, live := run.Shown()
 	v := &runView{
-		ID: run.ID, Status: shown(string(run.Status), rec.Owner), Error: visible(run.Error),
+		ID: run.ID, Status: string(status), Error: visible(run.Error),
 		Started: stamp(run.Created), Updated: stamp(run.Updated), Took: progress.Round(run.Updated.Sub(run.Created)).String(),
 		Mission: visible(run.Spec.Mission), Catalog: visible(run.Spec.Catalog), Versions: len(run.Plans),
-		Tasks: taskRows(run), Live: runHref(run.ID) + "/live",
+		Tasks: taskRows(run, status, live), Live: runHref(run.ID) + "/live",
 		CSRF: s.g.csrf(r), CanDecide: s.o.Decide != nil, Resume: s.resumeView(run.ID),
 	}
 	v.ResumeKey = v.Resume.key()
-	if o := rec.Owner; o != nil && v.Status == string(durable.StatusRunning) {
+	if o := rec.Owner; live {
 		v.Owner = fmt.Sprintf("process %d on %s", o.PID, o.Host)
 	}
 	events := rec.Events
@@ -141,7 +142,7 @@ func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 	if p := run.Plan(); p != nil {
 		v.Graph = drawn(p, run)
 	}
-	if run.Status == durable.StatusWaiting {
+	if status == durable.StatusWaiting {
 		v.Reviews = reviews(run)
 	}
 	return v
@@ -172,20 +173,20 @@ func taskHref(runID, taskID string) string {
 	return runHref(runID) + "/tasks/" + url.PathEscape(taskID)
 }
 
-func taskRows(run *durable.Run) []taskRow {
+// taskRows are the tasks of run, shown with status and live ([durable.Run.Shown]).
+func taskRows(run *durable.Run, status durable.Status, live bool) []taskRow {
 	rows := make([]taskRow, 0, len(run.Order))
 	for _, id := range run.Order {
-		t := run.Tasks[id]
-		why := t.Diagnosis
-		if why == "" && t.Status != string(runner.TaskDone) {
-			why = t.Error
-		}
-		rows = append(rows, taskRow{
-			ID: id, Href: taskHref(run.ID, id), Status: t.Status, Attempts: t.Attempts,
-			Duration: duration(t.Task), Tokens: tokens(t.Tokens), Why: prose.Excerpt(prose.Visible(why), 120),
-		})
+		rows = append(rows, taskRowOf(run.ID, run.Tasks[id], status, live))
 	}
 	return rows
+}
+
+func taskRowOf(runID string, t durable.TaskView, status durable.Status, live bool) taskRow {
+	return taskRow{
+		ID: t.ID, Href: taskHref(runID, t.ID), Status: t.Status, Attempts: t.Attempts,
+		Duration: duration(t.Task), Tokens: tokens(t.Tokens), Why: prose.Excerpt(visible(t.Why(status, live)), 120),
+	}
 }
 
 func duration(t store.Task) string {
@@ -206,7 +207,9 @@ func eventRows(runID string, events []store.Event) []eventRow {
 	rows := make([]eventRow, 0, len(events))
 	for _, e := range events {
 		line := e.Kind
-		if ev, err := e.Runner(runID); err == nil {
+		if d, ok := durable.DecisionOf(e); ok {
+			line = e.TaskID + ": " + d.String()
+		} else if ev, err := e.Runner(runID); err == nil {
 			line = progress.Line(ev)
 		}
 		rows = append(rows, eventRow{Seq: e.Seq, Time: e.Time.Local().Format("15:04:05.000"), Task: e.TaskID, Line: prose.Visible(line)})
@@ -219,7 +222,9 @@ func eventRows(runID string, events []store.Event) []eventRow {
 func visible(s string) string { return prose.Visible(s) }
 
 // runLive streams a run page's changes: every event appended after the
-// one of ?after=, and the run's status and tasks when they change.
+// one of ?after=, and the run's status and tasks when they change. It
+// follows the run while a live process runs it, and then watches for it
+// to start again: a resume, here or in another process.
 func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after, err := strconv.Atoi(r.URL.Query().Get("after"))
@@ -231,26 +236,18 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	if st == nil {
 		return
 	}
-	ctx := r.Context()
+	defer st.close()
+	ctx := st.ctx
 	var last runState
-	since := statusEvery // the first round reads the run
-	for st.wait(s.o.Poll) {
-		since += s.o.Poll
-		events, err := s.o.Store.EventsAfter(ctx, id, after)
-		if err != nil {
-			st.send("failure", failureDoc(err))
-			continue
-		}
-		if len(events) == 0 && since < statusEvery {
-			continue
-		}
-		since = 0
+	// send sends the run's state when it changed; false once the page is
+	// gone.
+	send := func() bool {
 		run, err := durable.Load(ctx, s.o.Store, id)
 		if err != nil {
-			st.send("failure", failureDoc(err))
-			continue
+			return ctx.Err() == nil && st.send("failure", failureDoc(err))
 		}
-		now := runState{Status: shown(string(run.Status), run.Record.Owner), Resume: s.resumeView(run.ID).key(), Tasks: taskRows(run)}
+		status, live := run.Shown()
+		now := runState{Status: string(status), Resume: s.resumeView(run.ID).key(), Tasks: taskRows(run, status, live)}
 		for _, e := range run.Record.Events {
 			if e.Seq > after {
 				now.Events = append(now.Events, eventRows(run.ID, []store.Event{e})...)
@@ -258,10 +255,35 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if len(now.Events) == 0 && now.Status == last.Status && now.Resume == last.Resume && equalRows(now.Tasks, last.Tasks) {
-			continue
+			return true
 		}
 		last = now
-		if !st.send("state", now) {
+		return st.send("state", now)
+	}
+	if !send() {
+		return
+	}
+	for {
+		status, err := durable.Watch(ctx, s.o.Store, id, after, s.o.Poll, func([]store.Event) error {
+			if !send() {
+				return errGone
+			}
+			return nil
+		})
+		switch {
+		case ctx.Err() != nil || errors.Is(err, errGone):
+			return
+		case err != nil:
+			if !st.send("failure", failureDoc(err)) {
+				return
+			}
+		case string(status) != last.Status || s.resumeView(id).key() != last.Resume:
+			// It stopped, or a resume of this server started or ended.
+			if !send() {
+				return
+			}
+		}
+		if !st.wait(statusEvery) {
 			return
 		}
 	}
@@ -305,21 +327,21 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	if run == nil {
 		return
 	}
-	id := r.PathValue("task")
-	t, ok := run.Tasks[id]
-	if !ok {
-		s.fail(w, r, http.StatusNotFound, fmt.Errorf("run %s has no task %q", run.ID, id))
+	t, err := run.Task(r.PathValue("task"))
+	var unknown *durable.UnknownTaskError
+	if errors.As(err, &unknown) {
+		s.fail(w, r, http.StatusNotFound, fmt.Errorf("run %s has no task %q", run.ID, unknown.TaskID))
 		return
 	}
-	v := &taskView{RunID: run.ID, RunHref: runHref(run.ID), RunStatus: shown(string(run.Status), run.Record.Owner),
-		Started: stamp(t.Started), Error: visible(t.Error), Diagnosis: visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=0"}
-	for _, row := range taskRows(run) {
-		if row.ID == id {
-			v.taskRow = row
-		}
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
 	}
-	if pt := planTask(run, id); pt != nil {
-		v.Agent, v.Type, v.Input = visible(pt.Agent), string(pt.Type), visible(rendered(run, pt.Input))
+	status, live := run.Shown()
+	v := &taskView{RunID: run.ID, RunHref: runHref(run.ID), RunStatus: string(status), taskRow: taskRowOf(run.ID, t.TaskView, status, live),
+		Started: stamp(t.Started), Error: visible(t.Error), Diagnosis: visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=0"}
+	if pt := t.Plan; pt != nil {
+		v.Agent, v.Type, v.Input = visible(pt.Agent), string(pt.Type), visible(t.Input)
 		for _, dep := range pt.DependsOn {
 			v.DependsOn = append(v.DependsOn, link{dep, taskHref(run.ID, dep)})
 		}
@@ -327,12 +349,6 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	if out := t.Output; len(out) > 0 && string(out) != "null" {
 		v.Output, v.HasOutput = visible(progress.Text(out)), true
 	}
-	var mine []store.Event
-	for _, e := range run.Record.Events {
-		if e.TaskID == id {
-			mine = append(mine, e)
-		}
-	}
-	v.Events = eventRows(run.ID, mine)
-	s.render(w, r, "task", "Task "+id+" of run "+run.ID, v)
+	v.Events = eventRows(run.ID, t.Events)
+	s.render(w, r, "task", "Task "+t.ID+" of run "+run.ID, v)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/jsonv"
 	"github.com/dagent-dev/dagent/internal/prose"
 )
@@ -19,16 +20,17 @@ const pageSize = 50
 // runsQuery is what the runs page shows: the runs of some statuses (all,
 // for none), a page of them.
 type runsQuery struct {
-	statuses []string
+	statuses []durable.Status
 	page     int // from 1
 }
 
 // parseRunsQuery reads ?status=S (repeatable) and ?page=N.
 func parseRunsQuery(q url.Values) (runsQuery, error) {
 	rq := runsQuery{page: 1}
-	for _, st := range q["status"] {
-		if !slices.Contains(statuses, st) {
-			return rq, fmt.Errorf("status %q: no run is shown with it; the statuses are %v", st, statuses)
+	for _, name := range q["status"] {
+		st, err := durable.ParseStatus(name)
+		if err != nil {
+			return rq, err
 		}
 		rq.statuses = append(rq.statuses, st)
 	}
@@ -44,7 +46,10 @@ func parseRunsQuery(q url.Values) (runsQuery, error) {
 
 // values is rq as a query, at page.
 func (rq runsQuery) values(page int) url.Values {
-	q := url.Values{"status": rq.statuses}
+	q := url.Values{}
+	for _, st := range rq.statuses {
+		q.Add("status", string(st))
+	}
 	if page > 1 {
 		q.Set("page", strconv.Itoa(page))
 	}
@@ -79,26 +84,26 @@ type runRow struct {
 
 // filter is a status the runs page may be filtered by.
 type filter struct {
-	Status string
+	Status durable.Status
 	On     bool
 }
 
 func (s *Server) runsView(r *http.Request, rq runsQuery) (*runsView, error) {
-	page, total, err := listRuns(r.Context(), s.o.Store, rq.statuses, pageSize, (rq.page-1)*pageSize)
+	page, err := durable.List(r.Context(), s.o.Store, durable.Query{Statuses: rq.statuses, Limit: pageSize, Offset: (rq.page - 1) * pageSize})
 	if err != nil {
 		return nil, err
 	}
-	v := &runsView{Rows: make([]runRow, 0, len(page)), Total: total, Page: rq.page, Pages: max((total+pageSize-1)/pageSize, 1)}
-	for _, st := range statuses {
+	v := &runsView{Rows: make([]runRow, 0, len(page.Runs)), Total: page.Total, Page: rq.page, Pages: max((page.Total+pageSize-1)/pageSize, 1)}
+	for _, st := range durable.ShownStatuses() {
 		v.Filters = append(v.Filters, filter{st, slices.Contains(rq.statuses, st)})
 	}
-	for _, sum := range page {
+	for _, sum := range page.Runs {
 		tasks := "?"
 		if sum.Total > 0 {
 			tasks = strconv.Itoa(sum.Total)
 		}
 		v.Rows = append(v.Rows, runRow{
-			ID: sum.ID, Href: runHref(sum.ID), Started: stamp(sum.Created), Status: sum.Shown,
+			ID: sum.ID, Href: runHref(sum.ID), Started: stamp(sum.Created), Status: string(sum.Status),
 			Tasks: strconv.Itoa(sum.Done) + "/" + tasks, What: cmp.Or(prose.Excerpt(prose.Visible(sum.Mission), 80), "plan "+sum.PlanHash),
 		})
 	}
@@ -149,6 +154,7 @@ func (s *Server) runsLive(w http.ResponseWriter, r *http.Request) {
 	if st == nil {
 		return
 	}
+	defer st.close()
 	var last []byte
 	for st.wait(s.o.Poll) {
 		v, err := s.runsView(r, rq)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/climain"
+	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/dagent-dev/dagent/web"
@@ -151,12 +152,19 @@ func decider(cmd *cobra.Command, s store.Store, f serveFlags) web.DecideFunc {
 		if err != nil {
 			return err
 		}
-		out, err := r.Resume(ctx, s, durable.WithLLM(l.client), durable.WithCatalog(runnableCatalog(cmd, registryFile(cmd, f.registry))), durable.WithReviews(decisions))
+		if f.registry != "" && r.Spec.Catalog == "" {
+			return fmt.Errorf("run %s started without a registry; --registry cannot give it one", r.ID)
+		}
+		out, err := r.Resume(ctx, s, durable.WithLLM(l.client), durable.WithCatalog(runnableCatalog(cmd, registryFile(cmd, f.registry))),
+			durable.WithReviews(decisions), durable.WithReviewer(by))
 		if err != nil {
 			var code climain.ExitCode
 			if errors.As(err, &code) {
 				// Reported on stderr already, where it is said in full.
 				err = fmt.Errorf("the run's registry cannot run here (the server's standard error says why): %w", err)
+			}
+			if plan.Problems(err) != nil {
+				err = fmt.Errorf("the plan of run %s is no longer valid: %w", r.ID, err)
 			}
 			err = owned(registryChanged(err, "resume"))
 			fmt.Fprintf(w, "dagent: run %s: %v\n", id, err)

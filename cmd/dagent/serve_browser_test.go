@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/internal/golden"
 	"github.com/dagent-dev/dagent/store"
 )
@@ -254,6 +255,17 @@ func TestServeInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "completed", rec.Status)
 	assert.Contains(t, srv.String(), "resuming with the decision of Ada Lovelace")
+	var decisions []durable.ReviewDecision
+	for _, e := range rec.Events {
+		if d, ok := durable.DecisionOf(e); ok {
+			assert.Equal(t, "review_report", e.TaskID)
+			decisions = append(decisions, d)
+		}
+	}
+	assert.Equal(t, []durable.ReviewDecision{{By: "Ada Lovelace", Approved: true, Comment: "figures checked"}}, decisions, "the journal says who decided")
+	timeline, err = chromedp.Run(ctx, chromedp.Text("#events"))
+	require.NoError(t, err)
+	assert.Contains(t, timeline, "review_report: approved by Ada Lovelace: figures checked")
 	console.none(t)
 }
 
