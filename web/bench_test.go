@@ -54,7 +54,7 @@ func BenchmarkRunsPage(b *testing.B) {
 }
 
 // The page of a run of a 1,000-task plan that ran to its end: the graph,
-// the task table and the timeline of its 3,000 events.
+// the task table and the timeline of its 2,042 events (the newest 500 shown).
 func BenchmarkRunPage(b *testing.B) {
 	s := journal(b)
 	const layers, width = 20, 50
