@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/dagent-dev/dagent/critic"
+	"github.com/dagent-dev/dagent/critic/lint"
 	"github.com/dagent-dev/dagent/critic/report"
 	"github.com/dagent-dev/dagent/plan"
 )
@@ -55,7 +56,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 	case s.o.Catalog != nil:
 		copts, popts = append(copts, critic.WithCatalog(s.o.Catalog)), append(popts, plan.WithCatalog(s.o.Catalog))
 	case p != nil:
-		v.Unchecked = undefinedAgents(p)
+		v.Unchecked = lint.HostWorkers(p)
 		copts, popts = append(copts, critic.WithWorkers(v.Unchecked...)), append(popts, plan.WithWorkers(v.Unchecked...))
 	}
 	rep := critic.ReviewSource(data, copts...)
@@ -106,20 +107,4 @@ func postedPlan(r *http.Request) (data []byte, name string, err error) {
 		return nil, "", fmt.Errorf("no plan: paste one, or choose a file")
 	}
 	return []byte(text), "pasted plan", nil
-}
-
-// undefinedAgents are the agents p's tasks name that p does not define:
-// without a catalog, the workers of the host the plan means.
-func undefinedAgents(p *plan.Plan) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, t := range p.Tasks {
-		name := t.Agent
-		if _, defined := p.Agents[name]; defined || name == "" || name == plan.DefaultAgent || seen[name] {
-			continue
-		}
-		seen[name] = true
-		names = append(names, name)
-	}
-	return names
 }
