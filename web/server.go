@@ -69,6 +69,7 @@ type Server struct {
 	o     Options
 	g     *guard
 	mux   *http.ServeMux
+	h     http.Handler // mux behind the guard
 	pages map[string]*template.Template
 
 	// ctx is the context of the resumes the server starts; Close cancels
@@ -125,12 +126,13 @@ func New(o Options) (*Server, error) {
 	if o.Metrics != nil {
 		m.Handle("GET /metrics", o.Metrics)
 	}
+	s.h = g.secure(m)
 	return s, nil
 }
 
 // ServeHTTP serves the pages, after the checks every request passes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.g.secure(s.mux).ServeHTTP(w, r)
+	s.h.ServeHTTP(w, r)
 }
 
 // Close ends the live streams, cancels the resumes the server started —
