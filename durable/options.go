@@ -46,6 +46,7 @@ type config struct {
 	agents    map[string]agent.Agent
 	observers []runner.Observer
 	reviews   map[string]runner.Decision
+	reviewer  string
 	initial   map[string]any
 	runID     string
 	rerun     bool

@@ -273,6 +273,9 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 	if err := killOrphans(ctx, s, r.Record, done); err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
+	if err := r.recordDecisions(ctx, s, c, done); err != nil {
+		return nil, errors.Join(err, ls.release(ctx))
+	}
 	fresh := make(map[string]any, len(initial))
 	for id, out := range initial {
 		if _, ok := done[id]; !ok {

@@ -51,7 +51,7 @@ import (
 
 // consolePages are the pages whose sessions run.
 var consolePages = []string{"../../README.md", "../../docs/durability.md", "../../docs/lint.md", "../../docs/llm.md",
-	"../../docs/plan-format.md", "../../docs/predicates.md", "../../docs/registry.md", "../../docs/running.md"}
+	"../../docs/observability.md", "../../docs/plan-format.md", "../../docs/predicates.md", "../../docs/registry.md", "../../docs/running.md"}
 
 var (
 	directive = regexp.MustCompile(`^<!-- (file|console): (.*) -->$`)
@@ -68,6 +68,7 @@ var (
 		{regexp.MustCompile(`"(duration_ns|duration_ms|started|committed|time)": ?-?\d+`), `"$1": N`},
 		{regexp.MustCompile(`\b(process|pid) \d+`), "$1 PID"},
 		{regexp.MustCompile(`"pid": ?\d+`), `"pid": PID`},
+		{regexp.MustCompile(`\b(approved|rejected) by [^\s:]+`), "$1 by USER"}, // the user who resumed the run
 		{regexp.MustCompile(` +`), " "},
 	}
 )

@@ -197,6 +197,10 @@ func (tl *timeline) write(w io.Writer, e store.Event) error {
 		tl.starts++
 	case ev.Kind == runner.EventRunFinished && ev.Err != nil:
 		line += ": " + prose.Excerpt(ev.Err.Error(), 100)
+	case ev.Kind == durable.EventReviewDecided:
+		if d, ok := durable.DecisionOf(e); ok {
+			line = e.TaskID + ": " + d.String()
+		}
 	}
 	tl.last = ev.Kind
 	t := e.Time.Local()

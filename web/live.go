@@ -1,0 +1,134 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/dagent-dev/dagent/internal/jsonv"
+)
+
+// A live page reads the journal every poll, over a stream of server-sent
+// events the server writes what changed to. Other processes write the
+// journal: reading it again is the one way to see what they did.
+
+// keepAlive is how long a stream may stay silent: a comment line then
+// tells a proxy between the page and the server that it is alive.
+const keepAlive = 15 * time.Second
+
+// errGone: the page a stream was for is gone.
+var errGone = errors.New("the page is gone")
+
+// stream is a stream of server-sent events to one page.
+type stream struct {
+	// ctx ends when the page is gone, the server closes or the stream
+	// is closed.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // the keep-alive ended
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	timer  *time.Timer
+
+	mu   sync.Mutex
+	sent time.Time // when it last wrote
+}
+
+// stream starts a stream of events on w; nil when w cannot stream. The
+// handler closes it before it returns.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) *stream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.ctx, cancel)
+	st := &stream{ctx: ctx, cancel: cancel, done: make(chan struct{}), w: w, rc: rc, sent: time.Now()}
+	go func() {
+		defer close(st.done)
+		defer stop()
+		t := time.NewTicker(keepAlive / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			st.mu.Lock()
+			quiet := time.Since(st.sent) >= keepAlive
+			st.mu.Unlock()
+			if quiet && !st.write([]byte(": alive\n\n")) {
+				return
+			}
+		}
+	}()
+	return st
+}
+
+// close ends the stream: nothing is written to it once close returns.
+func (st *stream) close() {
+	st.cancel()
+	<-st.done
+}
+
+// wait waits d, and reports whether the stream goes on: false once the
+// page is gone or the server closes. The first wait returns at once.
+func (st *stream) wait(d time.Duration) bool {
+	if st.timer == nil {
+		st.timer = time.NewTimer(0)
+	} else {
+		st.timer.Reset(d)
+	}
+	select {
+	case <-st.ctx.Done():
+		return false
+	case <-st.timer.C:
+		return true
+	}
+}
+
+// send sends v as JSON in an event of kind event, and reports whether the
+// page is still there.
+func (st *stream) send(event string, v any) bool {
+	b, err := jsonv.Marshal(v)
+	if err != nil {
+		return st.sendRaw("failure", []byte(`{"error": "the update could not be encoded"}`))
+	}
+	return st.sendRaw(event, b)
+}
+
+// sendRaw sends data, one line of JSON, in an event of kind event.
+func (st *stream) sendRaw(event string, data []byte) bool {
+	b := make([]byte, 0, len(event)+len(data)+16)
+	b = append(b, "event: "...)
+	b = append(b, event...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	return st.write(b)
+}
+
+func (st *stream) write(b []byte) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ctx.Err() != nil {
+		return false
+	}
+	st.sent = time.Now()
+	if _, err := st.w.Write(b); err != nil {
+		return false
+	}
+	return st.rc.Flush() == nil
+}
+
+// failureDoc is an error as a live page shows it.
+func failureDoc(err error) map[string]string {
+	return map[string]string{"error": err.Error()}
+}

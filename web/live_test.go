@@ -1,0 +1,146 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dagent-dev/dagent/agent"
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/web"
+)
+
+// gated is a Go worker that reports each start on started and waits for
+// release before it returns its input.
+type gated struct {
+	started chan string
+	release chan struct{}
+}
+
+func newGated() *gated { return &gated{started: make(chan string, 8), release: make(chan struct{})} }
+
+func (g *gated) Run(ctx context.Context, req agent.Request) (agent.Result, error) {
+	g.started <- req.TaskID
+	select {
+	case <-g.release:
+		return agent.Result{Output: req.Input}, nil
+	case <-ctx.Done():
+		return agent.Result{}, ctx.Err()
+	}
+}
+
+// state is what a run page's stream sends.
+type state struct {
+	Status string `json:"status"`
+	Resume string `json:"resume"`
+	Tasks  []struct {
+		ID       string `json:"id"`
+		Status   string `json:"status"`
+		Attempts int    `json:"attempts"`
+	} `json:"tasks"`
+	Events []struct {
+		Seq  int    `json:"seq"`
+		Line string `json:"line"`
+	} `json:"events"`
+}
+
+func (s state) task(id string) string {
+	for _, t := range s.Tasks {
+		if t.ID == id {
+			return t.Status
+		}
+	}
+	return ""
+}
+
+// until reads a run page's stream until ok holds of a state, and returns
+// the states read.
+func until(t *testing.T, ev *sse, ok func(state) bool) []state {
+	t.Helper()
+	var seen []state
+	deadline := time.AfterFunc(20*time.Second, func() { ev.body.Close() })
+	defer deadline.Stop()
+	for {
+		kind, data, err := ev.next()
+		require.NoError(t, err, "the stream ended before the state came; states seen: %+v", seen)
+		if kind != "state" {
+			continue
+		}
+		var st state
+		require.NoError(t, json.Unmarshal([]byte(data), &st))
+		seen = append(seen, st)
+		if ok(st) {
+			return seen
+		}
+	}
+}
+
+func TestRunPageFollowsTheJournal(t *testing.T) {
+	s := journal(t)
+	srv, _ := serve(t, web.Options{Store: s, Poll: 20 * time.Millisecond})
+	g := newGated()
+	done := make(chan error, 1)
+	go func() {
+		_, err := durable.Start(context.Background(), s, durable.Spec{Plan: mustPlan(t, `{"tasks": [
+			{"id": "slow", "agent": "gate", "input": "x"},
+			{"id": "after", "agent": "gate", "input": "y", "depends_on": ["slow"]}]}`)}, durable.WithAgent("gate", g), durable.WithRunID("live"))
+		done <- err
+	}()
+	require.Equal(t, "slow", <-g.started)
+
+	ev := openSSE(t, browser(t), srv.URL+"/runs/live/live?after=0")
+	seen := until(t, ev, func(st state) bool { return st.task("slow") == "running" })
+	assert.Equal(t, "pending", seen[len(seen)-1].task("after"))
+	assert.Equal(t, "running", seen[len(seen)-1].Status)
+	g.release <- struct{}{}
+	until(t, ev, func(st state) bool { return st.task("slow") == "done" && st.task("after") == "running" })
+	g.release <- struct{}{}
+	seen = until(t, ev, func(st state) bool { return st.Status == "completed" })
+	require.NoError(t, <-done)
+	last := seen[len(seen)-1]
+	assert.Equal(t, "done", last.task("after"))
+
+	// Every event came once, in order.
+	all := until(t, openSSE(t, browser(t), srv.URL+"/runs/live/live?after=2"), func(state) bool { return true })
+	require.NotEmpty(t, all[0].Events)
+	assert.Equal(t, 3, all[0].Events[0].Seq, "the stream goes on after the event the page shows")
+}
+
+func TestRunsPageFollowsTheJournal(t *testing.T) {
+	s := journal(t)
+	srv, _ := serve(t, web.Options{Store: s, Poll: 20 * time.Millisecond})
+	ev := openSSE(t, browser(t), srv.URL+"/live?status=waiting")
+	type rows struct {
+		Rows []struct {
+			ID, Status, Href string
+		} `json:"rows"`
+		Total int `json:"total"`
+	}
+	next := func() rows {
+		t.Helper()
+		kind, data, err := ev.next()
+		require.NoError(t, err)
+		require.Equal(t, "runs", kind)
+		var r rows
+		require.NoError(t, json.Unmarshal([]byte(data), &r))
+		return r
+	}
+	assert.Empty(t, next().Rows)
+	start(t, s, "first", reviewPlan)
+	r := next()
+	require.Len(t, r.Rows, 1)
+	assert.Equal(t, "first", r.Rows[0].ID)
+	assert.Equal(t, "waiting", r.Rows[0].Status)
+	assert.Equal(t, "/runs/first", r.Rows[0].Href)
+	// A run of another status is not of this page; a waiting one comes first.
+	start(t, s, "done", `{"tasks": [{"id": "a", "agent": "echo", "input": "x"}]}`)
+	start(t, s, "second", reviewPlan)
+	r = next()
+	require.Len(t, r.Rows, 2)
+	assert.Equal(t, "second", r.Rows[0].ID)
+	assert.Equal(t, 2, r.Total)
+}

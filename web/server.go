@@ -1,0 +1,169 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/dagent-dev/dagent/plan"
+	"github.com/dagent-dev/dagent/runner"
+	"github.com/dagent-dev/dagent/store"
+)
+
+// Errors of [New].
+var (
+	// ErrNoToken: the server would listen on an address other machines
+	// reach, and has no token to ask them for.
+	ErrNoToken = errors.New("a server that listens beyond loopback needs a token")
+	// ErrNoStore: no journal to show.
+	ErrNoStore = errors.New("no store to show")
+)
+
+// DecideFunc resumes the journaled run runID with the decisions of its
+// pending reviews, by task id, as decided by the person named by. It
+// returns when the run stops again: it completed, failed, or waits for
+// another review. The server calls it in the background, with a context
+// that [Server.Close] cancels.
+type DecideFunc func(ctx context.Context, runID string, decisions map[string]runner.Decision, by string) error
+
+// Options configure a [Server].
+type Options struct {
+	// Store is the journal the pages show. Other processes may write to
+	// it while the server runs: their runs show up as they go.
+	Store store.Store
+	// Addr is the address the server listens on, host:port. A host that
+	// is not a loopback address needs a Token.
+	Addr string
+	// Hosts are host names, besides the listening host and the loopback
+	// names, that requests may be addressed to: a reverse proxy's, the
+	// machine's DNS name. A request whose Host header names another is
+	// refused, which defeats DNS rebinding.
+	Hosts []string
+	// Token, when set, is asked of every request: once as ?token= on a
+	// page's address, which the browser then keeps in a cookie, or as an
+	// Authorization: Bearer header.
+	Token string
+	// Decide, when set, resumes a run with the decisions made on its
+	// page; without it, pending reviews are shown and cannot be decided.
+	Decide DecideFunc
+	// Catalog, when set, is what the plan checker checks plans against:
+	// the workers, their outputs and the tools of the host. Without it,
+	// every agent a plan names and does not define is taken for a worker.
+	Catalog plan.Catalog
+	// Metrics, when set, is served at /metrics.
+	Metrics http.Handler
+	// Poll is how often a live page reads the journal for what changed;
+	// 0 is 250ms.
+	Poll time.Duration
+}
+
+// Server is the web view of a journal: an [http.Handler] of the runs, each
+// run's graph, tasks and timeline, its pending reviews, and a plan
+// checker. It is safe for concurrent use.
+type Server struct {
+	o     Options
+	g     *guard
+	mux   *http.ServeMux
+	h     http.Handler // mux behind the guard
+	pages map[string]*template.Template
+
+	// ctx is the context of the resumes the server starts; Close cancels
+	// it, ends the live streams and waits for the resumes.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	resumes sync.WaitGroup
+
+	mu       sync.Mutex
+	deciding map[string]*resumeState // by run id
+}
+
+//go:embed assets
+var assets embed.FS
+
+// defaultPoll is how often live pages read the journal.
+const defaultPoll = 250 * time.Millisecond
+
+// New returns the server of o. It fails with [ErrNoStore] without a
+// store, and with [ErrNoToken] when o.Addr is not a loopback address and
+// there is no token.
+func New(o Options) (*Server, error) {
+	if o.Store == nil {
+		return nil, ErrNoStore
+	}
+	if o.Poll <= 0 {
+		o.Poll = defaultPoll
+	}
+	g, err := newGuard(o)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{o: o, g: g, pages: pages, mux: http.NewServeMux(), deciding: map[string]*resumeState{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	static, err := fs.Sub(assets, "assets/static")
+	if err != nil {
+		return nil, err
+	}
+	m := s.mux
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/runs", http.StatusSeeOther) })
+	m.HandleFunc("GET /runs", s.runs)
+	m.HandleFunc("GET /live", s.runsLive)
+	m.HandleFunc("GET /runs/{id}", s.run)
+	m.HandleFunc("GET /runs/{id}/live", s.runLive)
+	m.HandleFunc("GET /runs/{id}/tasks/{task}", s.task)
+	m.HandleFunc("POST /runs/{id}/reviews/{task}", s.posted(s.decide))
+	m.HandleFunc("GET /check", s.checkForm)
+	m.HandleFunc("POST /check", s.posted(s.check))
+	if o.Metrics != nil {
+		m.Handle("GET /metrics", o.Metrics)
+	}
+	s.h = g.secure(m)
+	return s, nil
+}
+
+// ServeHTTP serves the pages, after the checks every request passes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.h.ServeHTTP(w, r)
+}
+
+// Close ends the live streams, cancels the resumes the server started —
+// their runs stop as cancelled, to be resumed — and waits for them.
+func (s *Server) Close() error {
+	s.cancel()
+	s.resumes.Wait()
+	return nil
+}
+
+// posted refuses a request that changes state unless it comes from a page
+// of this server.
+func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxPostBytes)
+		if err := s.g.checkPost(r); err != nil {
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.Is(err, errForged):
+				s.fail(w, r, http.StatusForbidden, err)
+			case errors.As(err, &tooLarge):
+				s.fail(w, r, http.StatusRequestEntityTooLarge, err)
+			default:
+				s.fail(w, r, http.StatusBadRequest, err)
+			}
+			return
+		}
+		h(w, r)
+	}
+}
+
+// maxPostBytes bounds a form: a plan of the largest size plan.Parse
+// accepts, and room for the rest of the form.
+var maxPostBytes = int64(plan.DefaultLimits().MaxPlanBytes) + 1<<20
