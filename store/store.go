@@ -362,6 +362,10 @@ type RunQuery struct {
 	// UpdatedBefore keeps the runs last updated ([Summary.Updated])
 	// before it; the zero time: any.
 	UpdatedBefore time.Time
+	// UpdatedAfter keeps the runs last updated after it; the zero time:
+	// any. A reader that polls the journal asks it for the runs that
+	// changed since it last read.
+	UpdatedAfter time.Time
 	// IDs keeps the runs of these ids; none: any id.
 	IDs []string
 	// Exclude leaves out the runs of these ids.

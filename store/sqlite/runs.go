@@ -42,6 +42,14 @@ func whereClause(q store.RunQuery) (string, []any, error) {
 		conds = append(conds, updatedSQL+` < ?`)
 		args = append(args, q.UpdatedBefore.UnixNano())
 	}
+	if !q.UpdatedAfter.IsZero() {
+		// updatedSQL > ?, said so that a run stops being read at its
+		// first change after the time, and no run reads its maxima.
+		conds = append(conds, `(r.updated > ? OR EXISTS (SELECT 1 FROM tasks t WHERE t.run_id = r.id AND t.committed > ?)
+			OR EXISTS (SELECT 1 FROM plans p WHERE p.run_id = r.id AND p.committed > ?))`)
+		after := q.UpdatedAfter.UnixNano()
+		args = append(args, after, after, after)
+	}
 	// A list of ids is one argument however long it is: SQLite limits
 	// the arguments of a statement.
 	for _, ids := range []struct {

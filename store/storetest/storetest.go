@@ -324,6 +324,7 @@ func testRuns(t *testing.T, open func(*testing.T) store.Store) {
 	require.NoError(t, s.SetStatus(ctx, "c-1", "failed", "boom"))
 	// A commit updates a run as a change of its status does.
 	require.NoError(t, s.CommitTask(ctx, "b-1", store.Task{ID: "a", Status: "done", Committed: t0.Add(100 * time.Hour)}))
+	require.NoError(t, s.CommitPlan(ctx, "a-1", store.PlanVersion{Version: 1, Plan: planJSON("a", "b"), Committed: t0.Add(10 * time.Hour)}))
 	require.NoError(t, s.Acquire(ctx, "a-1", owner("o"), nil))
 
 	all, err := s.List(ctx)
@@ -346,6 +347,10 @@ func testRuns(t *testing.T, open func(*testing.T) store.Store) {
 		{"a prefix no id has", store.RunQuery{Prefix: "a-1x"}, nil},
 		{"updated before", store.RunQuery{UpdatedBefore: t0.Add(50 * time.Hour)}, []string{"a-1"}},
 		{"updated before, by a commit", store.RunQuery{UpdatedBefore: t0.Add(101 * time.Hour)}, []string{"b-1", "a-1"}},
+		{"updated after", store.RunQuery{UpdatedAfter: t0.Add(50 * time.Hour)}, []string{"c-1", "b-2", "b-1", "a-2"}},
+		{"updated after, by a commit", store.RunQuery{UpdatedAfter: t0.Add(99 * time.Hour), UpdatedBefore: t0.Add(101 * time.Hour)}, []string{"b-1"}},
+		{"updated after, by a plan version", store.RunQuery{UpdatedAfter: t0.Add(5 * time.Hour), UpdatedBefore: t0.Add(50 * time.Hour)}, []string{"a-1"}},
+		{"updated after the last update", store.RunQuery{UpdatedAfter: time.Now().Add(time.Hour)}, nil},
 		{"excluded", store.RunQuery{Exclude: []string{"c-1", "a-1", "nope"}}, []string{"b-2", "b-1", "a-2"}},
 		{"by id", store.RunQuery{IDs: []string{"a-1", "nope", "c-1"}}, []string{"c-1", "a-1"}},
 		{"by id, excluded", store.RunQuery{IDs: []string{"a-1", "c-1"}, Exclude: []string{"a-1"}}, []string{"c-1"}},
