@@ -11,6 +11,11 @@
 // follows it. Its pages, scripts and styles are embedded: the server needs
 // nothing else.
 //
+// The events the journal gets while the server runs go to
+// [Options.Observer]: given package telemetry's observer on a Prometheus
+// exporter, served as [Options.Metrics], the server's /metrics counts and
+// times the runs of every process that writes the journal.
+//
 // The server is safe by default. It refuses to listen beyond loopback
 // without a token ([ErrNoToken]); with one, every request must carry it.
 // A request addressed to a host name that is not the server's is refused,

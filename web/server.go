@@ -57,6 +57,17 @@ type Options struct {
 	Catalog plan.Catalog
 	// Metrics, when set, is served at /metrics.
 	Metrics http.Handler
+	// Observer, when set, is given the events the journal gets while the
+	// server runs — of the runs other processes run, and of those its
+	// decisions resume — as the runner's events ([store.Event.Runner],
+	// with the class of a task's failure, which the journal keeps in the
+	// event's data): each once, in order within each run, from one
+	// goroutine that reads the journal every second, or every Poll when
+	// that is longer. A run under way when the server starts is observed
+	// from there on: what happened before the server started is not
+	// given, so that an observer counting events — the metrics served at
+	// /metrics — counts each once however often the server restarts.
+	Observer runner.Observer
 	// Poll is how often a live page reads the journal for what changed;
 	// 0 is 250ms.
 	Poll time.Duration
@@ -77,6 +88,8 @@ type Server struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	resumes sync.WaitGroup
+	// tailing ends when the Observer's reader does.
+	tailing sync.WaitGroup
 
 	mu       sync.Mutex
 	deciding map[string]*resumeState // by run id
@@ -127,6 +140,10 @@ func New(o Options) (*Server, error) {
 		m.Handle("GET /metrics", o.Metrics)
 	}
 	s.h = g.secure(m)
+	if o.Observer != nil {
+		t := newTail(o.Store, o.Observer, time.Now())
+		s.tailing.Go(func() { t.follow(s.ctx, max(o.Poll, tailEvery)) })
+	}
 	return s, nil
 }
 
@@ -135,10 +152,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.h.ServeHTTP(w, r)
 }
 
-// Close ends the live streams, cancels the resumes the server started —
-// their runs stop as cancelled, to be resumed — and waits for them.
+// Close ends the live streams and the Observer's reader, cancels the
+// resumes the server started — their runs stop as cancelled, to be
+// resumed — and waits for them.
 func (s *Server) Close() error {
 	s.cancel()
+	s.tailing.Wait()
 	s.resumes.Wait()
 	return nil
 }
