@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -258,4 +259,20 @@ func TestLongTimeline(t *testing.T) {
 	_, page = get(t, c, srv.URL+"/runs/long?events=all")
 	assert.Equal(t, 604, strings.Count(page, `<tr data-seq=`))
 	assert.NotContains(t, page, "left out")
+}
+
+func TestUploadsLeaveNoFiles(t *testing.T) {
+	// A part of a multipart form larger than what is kept in memory is
+	// written to a file of the temporary directory.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv, _ := serve(t, web.Options{Store: journal(t)})
+	code, page := checkPlan(t, browser(t), srv.URL, strings.Repeat("x", 3<<19), "big.json")
+	require.Equal(t, http.StatusOK, code, page)
+	assert.Contains(t, page, "Review of big.json:")
+	assert.Eventually(t, func() bool {
+		left, err := filepath.Glob(filepath.Join(tmp, "multipart-*"))
+		require.NoError(t, err)
+		return len(left) == 0
+	}, 2*time.Second, 20*time.Millisecond, "the upload's file is removed once the page is served")
 }

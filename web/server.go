@@ -167,6 +167,7 @@ func (s *Server) Close() error {
 func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxPostBytes)
+		defer removeUploads(r)
 		if err := s.g.checkPost(r); err != nil {
 			var tooLarge *http.MaxBytesError
 			switch {
@@ -180,6 +181,16 @@ func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		h(w, r)
+	}
+}
+
+// removeUploads removes the files that parsing r's multipart form wrote.
+// net/http removes those of the request it handed its handler, and r is
+// a copy of it (the guard adds the session to its context): a request's
+// files would otherwise stay on disk.
+func removeUploads(r *http.Request) {
+	if r.MultipartForm != nil {
+		r.MultipartForm.RemoveAll()
 	}
 }
 
