@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -143,4 +145,57 @@ func TestRunsPageFollowsTheJournal(t *testing.T) {
 	require.Len(t, r.Rows, 2)
 	assert.Equal(t, "second", r.Rows[0].ID)
 	assert.Equal(t, 2, r.Total)
+}
+
+// serveTimed starts the server of o as serve does, on an http.Server with
+// read and write timeouts of d.
+func serveTimed(t *testing.T, o web.Options, d time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = d, d
+	o.Addr = srv.Listener.Addr().String()
+	h, err := web.New(o)
+	require.NoError(t, err)
+	srv.Config.Handler = h
+	srv.Start()
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return srv
+}
+
+func TestStreamsOutliveTheServersTimeouts(t *testing.T) {
+	s := journal(t)
+	srv := serveTimed(t, web.Options{Store: s, Poll: 20 * time.Millisecond}, 200*time.Millisecond)
+	ev := openSSE(t, browser(t), srv.URL+"/live")
+	kind, _, err := ev.next()
+	require.NoError(t, err)
+	require.Equal(t, "runs", kind)
+	time.Sleep(600 * time.Millisecond)
+	start(t, s, "later", reviewPlan)
+	kind, data, err := ev.next()
+	require.NoError(t, err, "the stream goes on past the server's read and write timeouts")
+	assert.Equal(t, "runs", kind)
+	assert.Contains(t, data, `"id":"later"`)
+}
+
+func TestLiveStreamsAreBounded(t *testing.T) {
+	srv, _ := serve(t, web.Options{Store: journal(t), Poll: 20 * time.Millisecond, MaxStreams: 2})
+	c := browser(t)
+	first := openSSE(t, c, srv.URL+"/live")
+	openSSE(t, c, srv.URL+"/live?status=waiting")
+	resp, body := get(t, c, srv.URL+"/live")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "30", resp.Header.Get("Retry-After"))
+	assert.Contains(t, body, "too many live pages are open (2): close some, or reload this page later")
+
+	// A page that goes away makes room for another.
+	first.body.Close()
+	assert.Eventually(t, func() bool {
+		resp, err := c.Get(srv.URL + "/live")
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dagent-dev/dagent/plan"
@@ -71,6 +72,11 @@ type Options struct {
 	// Poll is how often a live page reads the journal for what changed;
 	// 0 is 250ms.
 	Poll time.Duration
+	// MaxStreams bounds the live streams open at once, each a page that
+	// follows the journal and reads it every Poll: a page that asks for
+	// one more is answered 503 Service Unavailable, and is not live. 0 is
+	// 64.
+	MaxStreams int
 }
 
 // Server is the web view of a journal: an [http.Handler] of the runs, each
@@ -91,6 +97,9 @@ type Server struct {
 	// tailing ends when the Observer's reader does.
 	tailing sync.WaitGroup
 
+	// streams counts the live streams open.
+	streams atomic.Int64
+
 	mu       sync.Mutex
 	deciding map[string]*resumeState // by run id
 }
@@ -110,6 +119,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Poll <= 0 {
 		o.Poll = defaultPoll
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = defaultMaxStreams
 	}
 	g, err := newGuard(o)
 	if err != nil {
