@@ -276,3 +276,36 @@ func TestUploadsLeaveNoFiles(t *testing.T) {
 		return len(left) == 0
 	}, 2*time.Second, 20*time.Millisecond, "the upload's file is removed once the page is served")
 }
+
+func TestPlanCheckerTakesPlansOfAFewMiB(t *testing.T) {
+	srv, _ := serve(t, web.Options{Store: journal(t)})
+	c := browser(t)
+	const limit = 4 << 20
+	for _, tt := range []struct {
+		name, upload string
+		size, code   int
+	}{
+		{name: "pasted, at the limit", size: limit, code: http.StatusOK},
+		{name: "pasted, a byte over", size: limit + 1, code: http.StatusRequestEntityTooLarge},
+		{name: "pasted, far over", size: 5 * limit, code: http.StatusRequestEntityTooLarge},
+		{name: "uploaded, a byte over", upload: "big.json", size: limit + 1, code: http.StatusRequestEntityTooLarge},
+		{name: "uploaded, far over", upload: "big.json", size: 5 * limit, code: http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, page := checkPlan(t, c, srv.URL, strings.Repeat(" ", tt.size-2)+"{}", tt.upload)
+			require.Equal(t, tt.code, code)
+			if code != http.StatusOK {
+				assert.Contains(t, page, "the plan checker takes plans of up to 4 MiB: check a larger one with dagent lint")
+			}
+		})
+	}
+	t.Run("url-encoded, far over", func(t *testing.T) {
+		_, form := get(t, c, srv.URL+"/check")
+		resp, err := c.PostForm(srv.URL+"/check", url.Values{"csrf": {csrf(t, form)}, "plan": {strings.Repeat("x", 5*limit)}})
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		assert.Contains(t, string(body), "the plan checker takes plans of up to 4 MiB")
+	})
+}

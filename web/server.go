@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -145,9 +146,9 @@ func New(o Options) (*Server, error) {
 	m.HandleFunc("GET /runs/{id}", s.run)
 	m.HandleFunc("GET /runs/{id}/live", s.runLive)
 	m.HandleFunc("GET /runs/{id}/tasks/{task}", s.task)
-	m.HandleFunc("POST /runs/{id}/reviews/{task}", s.posted(s.decide))
+	m.HandleFunc("POST /runs/{id}/reviews/{task}", s.posted(decisionForm, s.decide))
 	m.HandleFunc("GET /check", s.checkForm)
-	m.HandleFunc("POST /check", s.posted(s.check))
+	m.HandleFunc("POST /check", s.posted(checkForm, s.check))
 	if o.Metrics != nil {
 		m.Handle("GET /metrics", o.Metrics)
 	}
@@ -174,11 +175,39 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// form is what a form's body may hold, and what the page says of one
+// that holds more.
+type form struct {
+	limit    int64
+	tooLarge error
+}
+
+// maxCheckedPlan bounds a plan given to the plan checker, pasted or
+// uploaded. A check holds the plan several times over — its text, the
+// parsed plan, the critic's review, the graph and the page that shows
+// them, some seven times the plan's size in all — and anyone who may use
+// the page may post one: 4 MiB holds a plan of the 10,000 tasks plan.Parse
+// takes at most, with a few lines of input each, and keeps a check to some
+// tens of MiB. A larger plan is for dagent lint, which takes up to
+// plan.Limits.MaxPlanBytes.
+const maxCheckedPlan = 4 << 20
+
+// errPlanTooLarge: a plan posted to the checker is over maxCheckedPlan.
+var errPlanTooLarge = fmt.Errorf("the plan checker takes plans of up to %d MiB: check a larger one with dagent lint", maxCheckedPlan>>20)
+
+var (
+	// checkForm holds a plan, and room for the rest of the form.
+	checkForm = form{limit: maxCheckedPlan + 64<<10, tooLarge: errPlanTooLarge}
+	// decisionForm holds a decision: a name, a comment and an output
+	// typed in.
+	decisionForm = form{limit: 1 << 20, tooLarge: errors.New("a decision's form holds at most 1 MiB: give a larger output with dagent resume --reviews FILE")}
+)
+
 // posted refuses a request that changes state unless it comes from a page
-// of this server.
-func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
+// of this server, or when its form holds more than f allows.
+func (s *Server) posted(f form, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxPostBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, f.limit)
 		defer removeUploads(r)
 		if err := s.g.checkPost(r); err != nil {
 			var tooLarge *http.MaxBytesError
@@ -186,7 +215,7 @@ func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
 			case errors.Is(err, errForged):
 				s.fail(w, r, http.StatusForbidden, err)
 			case errors.As(err, &tooLarge):
-				s.fail(w, r, http.StatusRequestEntityTooLarge, err)
+				s.fail(w, r, http.StatusRequestEntityTooLarge, f.tooLarge)
 			default:
 				s.fail(w, r, http.StatusBadRequest, err)
 			}
@@ -205,7 +234,3 @@ func removeUploads(r *http.Request) {
 		r.MultipartForm.RemoveAll()
 	}
 }
-
-// maxPostBytes bounds a form: a plan of the largest size plan.Parse
-// accepts, and room for the rest of the form.
-var maxPostBytes = int64(plan.DefaultLimits().MaxPlanBytes) + 1<<20
