@@ -149,6 +149,47 @@ func TestRetriedTaskWithFailedPredicate(t *testing.T) {
 	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1}, counts(t, ms, telemetry.MetricTasks))
 }
 
+// The output schema's check and a synthesis gate's are verify spans, as
+// the predicate's is: the attempt whose agent answered succeeded, and its
+// output failed its check.
+func TestSchemaAndGateChecksAreVerifySpans(t *testing.T) {
+	for _, tt := range []struct {
+		name, task, bad, good, says string
+	}{
+		{"output schema", `{"id": "x", "agent": "w", "input": "x", "output_schema": {"type": "object", "required": ["n"]}, "max_retries": 1}`,
+			`{"m": 1}`, `{"n": 1}`, "the output does not match the task's output_schema"},
+		{"synthesis gate", `{"id": "x", "type": "synthesis_gate", "agent": "w", "input": "x", "max_retries": 1}`,
+			`""`, `"the findings agree"`, "the synthesis gate's output is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			p := parse(t, `{"tasks": [`+tt.task+`]}`)
+			w := agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+				out := tt.good
+				if req.Attempt == 1 {
+					out = tt.bad
+				}
+				var v any
+				require.NoError(t, json.Unmarshal([]byte(out), &v))
+				return agent.Result{Output: v}, nil
+			})
+			res := runPlan(t, h.obs, p, w)
+			require.Equal(t, runner.StatusCompleted, res.Status, "%v", res.Err)
+
+			spans := h.ended(t)
+			assert.Equal(t, "dagent run\n  phase 0\n  task x\n    attempt 1\n    attempt 2\n    verify\n    verify\n", tree(spans))
+			a1 := one(t, spans, "attempt 1")
+			assert.Equal(t, codes.Unset, a1.Status().Code, "the agent of attempt 1 succeeded")
+			failed := one(t, spans, "verify", telemetry.AttrAttempt.Int(1), telemetry.AttrPassed.Bool(false))
+			assert.Equal(t, codes.Error, failed.Status().Code)
+			assert.Contains(t, failed.Status().Description, tt.says)
+			passed := one(t, spans, "verify", telemetry.AttrAttempt.Int(2), telemetry.AttrPassed.Bool(true))
+			assert.Equal(t, codes.Unset, passed.Status().Code)
+			assert.False(t, failed.StartTime().Before(a1.EndTime()))
+		})
+	}
+}
+
 func TestFailedTaskHasItsClass(t *testing.T) {
 	h := newHarness(t)
 	p := parse(t, `{"tasks": [{"id": "y", "agent": "w", "input": "x", "on_failure": "stop", "critical": true}]}`)
