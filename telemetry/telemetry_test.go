@@ -373,7 +373,8 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	p := parse(t, `{"tasks": [
 		{"id": "a", "agent": "w", "input": "x", "verification": "(= data/result \"good\")", "on_verification_failure": "retry", "max_retries": 1},
 		{"id": "b", "agent": "w", "input": "y", "on_failure": "stop", "critical": true},
-		{"id": "c", "agent": "w", "input": "z", "depends_on": ["a"]}]}`)
+		{"id": "c", "agent": "w", "input": "z", "depends_on": ["a"]},
+		{"id": "n", "agent": "w", "input": "q", "when": "false"}]}`)
 	canonical, err := p.Canonical()
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -399,12 +400,6 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	for _, e := range evs {
 		ev, err := e.Runner("r1")
 		require.NoError(t, err)
-		if ev.Kind == runner.EventTaskFailed {
-			// A journaled failure keeps its class in the event's data.
-			var d store.EventData
-			require.NoError(t, json.Unmarshal(e.Data, &d))
-			ev.Class = runner.Class(d.Class)
-		}
 		later.obs.Observe(ev)
 	}
 
@@ -412,8 +407,8 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	for _, name := range []string{telemetry.MetricTasks, telemetry.MetricTaskRetries, telemetry.MetricTaskTokens, telemetry.MetricRuns} {
 		assert.Equal(t, counts(t, now, name), counts(t, then, name), name)
 	}
-	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1, "dagent.failure.class=invalid_output,dagent.task.status=failed": 1},
-		counts(t, then, telemetry.MetricTasks))
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1, "dagent.failure.class=invalid_output,dagent.task.status=failed": 1,
+		"dagent.failure.class=condition_not_met,dagent.task.status=skipped": 1}, counts(t, then, telemetry.MetricTasks))
 	assert.Equal(t, map[string]int64{"gen_ai.token.type=input": 12, "gen_ai.token.type=output": 4}, counts(t, then, telemetry.MetricTaskTokens))
 	for _, name := range []string{telemetry.MetricTaskDuration, telemetry.MetricRunDuration} {
 		liveH, laterH := histCounts[float64](t, now, name), histCounts[float64](t, then, name)

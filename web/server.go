@@ -61,11 +61,9 @@ type Options struct {
 	Metrics http.Handler
 	// Observer, when set, is given the events the journal gets while the
 	// server runs — of the runs other processes run, and of those its
-	// decisions resume — as the runner's events ([store.Event.Runner],
-	// with the class of a task's failure, which the journal keeps in the
-	// event's data): each once, in order within each run, from one
-	// goroutine that reads the journal every second, or every Poll when
-	// that is longer. A run under way when the server starts is observed
+	// decisions resume — as the runner's events ([store.Event.Runner]):
+	// each once, in order within each run, from one goroutine that reads
+	// the journal every second, or every Poll when that is longer. A run under way when the server starts is observed
 	// from there on: what happened before the server started is not
 	// given, so that an observer counting events — the metrics served at
 	// /metrics — counts each once however often the server restarts.
