@@ -420,3 +420,31 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 		}
 	}
 }
+
+// A run that waits for review and is resumed counts once, when it ends,
+// and its review once, when it is decided: waiting is a pause.
+func TestRunThatWaitsCountsOnce(t *testing.T) {
+	h := newHarness(t)
+	p := parse(t, `{"tasks": [
+		{"id": "draft", "agent": "w", "input": "x"},
+		{"id": "ok", "type": "human_review", "input": "Send it?", "depends_on": ["draft"]},
+		{"id": "send", "agent": "w", "input": "y", "depends_on": ["ok"]}]}`)
+	echo := agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: req.Input}, nil
+	})
+	first := runPlan(t, h.obs, p, echo)
+	require.Equal(t, runner.StatusWaiting, first.Status)
+	ms := h.metrics(t)
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1}, counts(t, ms, telemetry.MetricTasks))
+	assert.NotContains(t, ms, telemetry.MetricRuns, "a run that waits has not ended")
+	assert.NotContains(t, ms, telemetry.MetricRunDuration)
+
+	res, err := runner.New(runner.WithAgent("w", echo), runner.WithObserver(h.obs)).RunPlan(context.Background(), p, runner.WithRunID("r1"),
+		runner.WithInitialResults(map[string]any{"draft": first.Tasks["draft"].Output}), runner.WithReviews(map[string]runner.Decision{"ok": runner.Approve()}))
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, res.Status)
+	ms = h.metrics(t)
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 3}, counts(t, ms, telemetry.MetricTasks), "each task once")
+	assert.Equal(t, map[string]int64{"dagent.run.status=completed": 1}, counts(t, ms, telemetry.MetricRuns), "the run once")
+	assert.Len(t, histCounts[float64](t, ms, telemetry.MetricRunDuration), 1)
+}
