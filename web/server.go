@@ -167,7 +167,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // resumes the server started — their runs stop as cancelled, to be
 // resumed — and waits for them.
 func (s *Server) Close() error {
+	// Under mu: a decision being accepted has either counted its resume,
+	// which Wait then waits for, or finds the server closing.
+	s.mu.Lock()
 	s.cancel()
+	s.mu.Unlock()
 	s.tailing.Wait()
 	s.resumes.Wait()
 	return nil
