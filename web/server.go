@@ -98,6 +98,8 @@ type Server struct {
 
 	// streams counts the live streams open.
 	streams atomic.Int64
+	// follows are the runs live pages follow.
+	follows follows
 
 	mu       sync.Mutex
 	deciding map[string]*resumeState // by run id
