@@ -73,6 +73,23 @@ func openToResume(f dbFlags) (*sqlite.Store, error) {
 	return openStore(path)
 }
 
+// openToServe opens the journal dagent serve shows. One that --db or
+// $DAGENT_DB names must exist: a mistyped path would be served empty, as
+// a journal with no runs. The default one is made if need be, as dagent
+// run makes it, and stderr says it is new: the runs journaled there from
+// now on show up.
+func openToServe(cmd *cobra.Command, f dbFlags) (*sqlite.Store, error) {
+	path := f.path()
+	if path != defaultDB {
+		if _, err := existing(f); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: no journal at %s yet: a new one, empty; the runs dagent run journals there show up\n", path)
+	}
+	return openStore(path)
+}
+
 // existing is the path of the journal, which must exist.
 func existing(f dbFlags) (string, error) {
 	path := f.path()

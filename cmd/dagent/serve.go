@@ -52,7 +52,9 @@ resume RUN --review ID=approve does: on the registry the run started on
 run's model. The journal records who decided — the name given in the
 form, else the address the request came from — and when.
 
-The server listens on 127.0.0.1 unless told: --addr HOST:PORT (port 0
+The journal is --db FILE or $DAGENT_DB, which must exist, else
+.dagent/dagent.db under the working directory, made if need be. The
+server listens on 127.0.0.1 unless told: --addr HOST:PORT (port 0
 picks a free one; the address is printed on standard error). An address
 beyond loopback needs a token, --token or $` + envToken + `, or the
 server refuses to start; with a token, every request needs it — open the
@@ -93,7 +95,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	s, err := openStore(f.db.path())
+	s, err := openToServe(cmd, f.db)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,14 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,4 +74,35 @@ func TestServeWithToken(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "the machine's name, on every interface: %s", req.Host)
 	}
+}
+
+// A journal that --db names must exist: a mistyped path is not served
+// empty. The default journal is made if need be, and said to be new.
+func TestServeNeedsTheJournalItIsGiven(t *testing.T) {
+	bin, dir := binary(t), t.TempDir()
+	typo := filepath.Join(dir, "typo.db")
+	// serve refuses at once, or would serve until the deadline.
+	serve := func(env string, args ...string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+		cmd.Env = append(os.Environ(), envDB+"="+env)
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := serve("", "--db", typo)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "dagent: no journal at "+typo+": runs are journaled there by dagent run (pass --db PATH or set DAGENT_DB for another database)\n", out)
+	assert.NoFileExists(t, typo)
+	code, out = serve(typo)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "no journal at "+typo)
+	assert.NoFileExists(t, typo)
+
+	t.Setenv(envDB, "")
+	wd := t.TempDir()
+	t.Chdir(wd)
+	srv := startServe(t, bin)
+	assert.Contains(t, srv.String(), "dagent: no journal at .dagent/dagent.db yet: a new one, empty; the runs dagent run journals there show up\n")
+	assert.FileExists(t, filepath.Join(wd, ".dagent", "dagent.db"))
 }
