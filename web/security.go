@@ -161,11 +161,13 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string) {
 
 // withoutToken is r's URL without its token parameter, to redirect to
 // once the token is in a cookie: the token stays out of the history and
-// of what the page links to.
+// of what the page links to. It is a path on this server whatever the
+// request's path: one that began with // or /\ would be another host's
+// address to the browser.
 func withoutToken(r *http.Request) string {
 	q := r.URL.Query()
 	q.Del("token")
-	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, `/\`), RawQuery: q.Encode()}
 	return u.String()
 }
 

@@ -204,6 +204,17 @@ func TestToken(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.Contains(t, body, "draft")
 	})
+	t.Run("in the address of another host's path", func(t *testing.T) {
+		for path, want := range map[string]string{
+			"//evil.example/x": "/evil.example/x",
+			"/\\evil.example/x": "/evil.example/x",
+			"///evil.example":  "/evil.example",
+		} {
+			resp, _ := get(t, browser(t), srv.URL+path+"?token=s3cret")
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode, path)
+			assert.Equal(t, want, resp.Header.Get("Location"), "a path of this server, not a host: %s", path)
+		}
+	})
 }
 
 func TestHostHeader(t *testing.T) {
