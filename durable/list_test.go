@@ -194,4 +194,7 @@ func TestLoadByPrefix(t *testing.T) {
 	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "wait-2", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}))
 	_, err = durable.Load(ctx, s, "wai")
 	assert.EqualError(t, err, `"wai" is the beginning of 2 runs' ids (wait-2, waiting, ...); give more of it`)
+	var ambiguous *durable.AmbiguousIDError
+	require.ErrorAs(t, err, &ambiguous)
+	assert.Equal(t, durable.AmbiguousIDError{Prefix: "wai", Runs: 2, IDs: []string{"wait-2", "waiting"}}, *ambiguous)
 }

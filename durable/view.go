@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/executor"
@@ -61,8 +62,8 @@ func (r *Run) Plan() *plan.Plan {
 }
 
 // Load reads the journaled run id from s, or the one run whose id begins
-// with id. It fails with [store.ErrNotFound] when there is none, and names
-// the runs when id begins several.
+// with id. It fails with [store.ErrNotFound] when there is none, and with
+// an [*AmbiguousIDError] that names some of them when id begins several.
 func Load(ctx context.Context, s store.Store, id string) (*Run, error) {
 	rec, err := s.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) && id != "" {
@@ -85,7 +86,21 @@ func loadPrefix(ctx context.Context, s store.Store, prefix string) (*store.Recor
 	case 1:
 		return s.Load(ctx, runs[0].ID)
 	}
-	return nil, fmt.Errorf("%q is the beginning of %d runs' ids (%s, %s, ...); give more of it", prefix, n, runs[0].ID, runs[1].ID)
+	return nil, &AmbiguousIDError{Prefix: prefix, Runs: n, IDs: []string{runs[0].ID, runs[1].ID}}
+}
+
+// AmbiguousIDError is the error of [Load] given the beginning of several
+// runs' ids.
+type AmbiguousIDError struct {
+	Prefix string
+	// Runs counts the runs whose ids begin with Prefix; IDs are two of
+	// them, the newest.
+	Runs int
+	IDs  []string
+}
+
+func (e *AmbiguousIDError) Error() string {
+	return fmt.Sprintf("%q is the beginning of %d runs' ids (%s, ...); give more of it", e.Prefix, e.Runs, strings.Join(e.IDs, ", "))
 }
 
 // view reads rec: its spec and plans once, and its task views.

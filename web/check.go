@@ -9,6 +9,7 @@ import (
 	"github.com/dagent-dev/dagent/critic"
 	"github.com/dagent-dev/dagent/critic/lint"
 	"github.com/dagent-dev/dagent/critic/report"
+	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/plan"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusRequestEntityTooLarge, errPlanTooLarge)
 		return
 	}
-	v := &checkView{CSRF: s.g.csrf(r), Plan: string(data), Checked: true, Name: name}
+	v := &checkView{CSRF: s.g.csrf(r), Plan: string(data), Checked: true, Name: prose.Visible(name)}
 	var copts []critic.Option
 	var popts []plan.Option
 	p, _ := plan.Parse(data)
@@ -74,12 +75,12 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 			where = fmt.Sprintf("%d:%d %s", is.Pos.Line, is.Pos.Column, where)
 		}
 		v.Issues = append(v.Issues, issueView{
-			Severity: string(is.Severity), Check: is.Check, Where: visible(where), Message: visible(is.Message), Recommendation: visible(is.Recommendation),
+			Severity: string(is.Severity), Check: is.Check, Where: prose.Visible(where), Message: prose.Visible(is.Message), Recommendation: prose.Visible(is.Recommendation),
 		})
 	}
 	var text bytes.Buffer
-	if err := report.Write(&text, report.Text, []report.File{{Path: name, Report: rep}}, report.Options{}); err == nil {
-		v.Text = visible(text.String())
+	if err := report.Write(&text, report.Text, []report.File{{Path: v.Name, Report: rep}}, report.Options{}); err == nil {
+		v.Text = prose.Visible(text.String())
 	}
 	if p != nil {
 		if d, _ := p.DAG(popts...); d != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
+
+	"github.com/dagent-dev/dagent/internal/prose"
 )
 
 // page is what the layout of every page is given: its title, and the
@@ -52,5 +54,5 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, code int, 
 
 // fail writes the error page of err with status code.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
-	s.renderStatus(w, r, code, "error", http.StatusText(code), visible(err.Error()))
+	s.renderStatus(w, r, code, "error", http.StatusText(code), prose.Visible(err.Error()))
 }

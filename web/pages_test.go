@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html/template"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -308,4 +309,37 @@ func TestPlanCheckerTakesPlansOfAFewMiB(t *testing.T) {
 		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 		assert.Contains(t, string(body), "the plan checker takes plans of up to 4 MiB")
 	})
+}
+
+// Every id a journal may hold has a page: ids of dots, of slashes, of
+// a query's characters. The beginning of several ids is a 400 that names
+// them.
+func TestRunsOfAnyID(t *testing.T) {
+	s := journal(t)
+	ctx := context.Background()
+	ids := []string{".", "..", "a/b", "a?b#c"}
+	for k, id := range ids {
+		require.NoError(t, s.CreateRun(ctx, store.Run{ID: id, Plan: []byte(`{"tasks": [{"id": "x", "agent": "w"}]}`), Created: time.Now().Add(time.Duration(k) * time.Second)}))
+	}
+	srv, _ := serve(t, web.Options{Store: s})
+	c := browser(t)
+	_, page := get(t, c, srv.URL+"/runs")
+	hrefs := listed(page)
+	require.Len(t, hrefs, len(ids))
+	assert.ElementsMatch(t, []string{"%2E", "%2E%2E", "a%2Fb", "a%3Fb%23c"}, hrefs)
+	for _, href := range hrefs {
+		resp, page := get(t, c, srv.URL+"/runs/"+href)
+		require.Equal(t, http.StatusOK, resp.StatusCode, href)
+		id, err := url.PathUnescape(href)
+		require.NoError(t, err)
+		assert.Contains(t, page, `<h1>Run <span class="id">`+template.HTMLEscapeString(id)+`</span>`, href)
+		resp, _ = get(t, c, srv.URL+"/runs/"+href+"/tasks/x")
+		assert.Equal(t, http.StatusOK, resp.StatusCode, href)
+	}
+
+	resp, page := get(t, c, srv.URL+"/runs/a")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, page, "is the beginning of 2 runs&#39; ids (a?b#c, a/b, ...); give more of it")
+	resp, _ = get(t, c, srv.URL+"/runs/a/live?after=0")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }

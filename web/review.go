@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -35,10 +34,10 @@ type upstream struct {
 func reviews(run *durable.Run) []reviewView {
 	var out []reviewView
 	for _, rv := range run.Reviews() {
-		v := reviewView{TaskID: rv.TaskID, Action: runHref(run.ID) + "/reviews/" + url.PathEscape(rv.TaskID), Prompt: visible(rv.Prompt)}
+		v := reviewView{TaskID: prose.Visible(rv.TaskID), Action: runHref(run.ID) + "/reviews/" + segment(rv.TaskID), Prompt: prose.Visible(rv.Prompt)}
 		for _, up := range rv.Upstream {
 			if o := up.Output; len(o) > 0 && string(o) != "null" {
-				v.Upstream = append(v.Upstream, upstream{up.ID, taskHref(run.ID, up.ID), visible(progress.Text(o))})
+				v.Upstream = append(v.Upstream, upstream{prose.Visible(up.ID), taskHref(run.ID, up.ID), prose.Visible(progress.Text(o))})
 			}
 		}
 		out = append(out, v)
@@ -85,13 +84,19 @@ func (s *Server) resumeView(id string) *resumeView {
 	}
 	v := &resumeView{By: st.by, Decided: st.decided, Started: stamp(st.started), Running: st.running}
 	if st.err != nil {
-		v.Error = visible(st.err.Error())
+		v.Error = prose.Visible(st.err.Error())
 	}
 	return v
 }
 
-// maxByRunes bounds the name a person gives as who decided.
-const maxByRunes = 100
+// maxByRunes bounds the name a person gives as who decided, and
+// maxCommentRunes the comment of a decision, which the journal keeps and
+// the run's timeline shows: an explanation, not a document (an approval
+// gives one as its output).
+const (
+	maxByRunes      = 100
+	maxCommentRunes = 2000
+)
 
 // decide takes a decision of a pending review from its form, and resumes
 // the run with it in the background, as dagent resume --review does; the
@@ -156,6 +161,9 @@ func decision(r *http.Request) (d runner.Decision, what string, err error) {
 		return d, what, fmt.Errorf("decision %q: want approve or reject", what)
 	}
 	comment, output := r.PostFormValue("comment"), strings.TrimSpace(r.PostFormValue("output"))
+	if utf8.RuneCountInString(comment) > maxCommentRunes {
+		return d, what, fmt.Errorf("comment: at most %d characters; give a longer text as the output of an approval", maxCommentRunes)
+	}
 	if comment == "" && output == "" {
 		d, err = runner.ParseDecision(what)
 		return d, what, err

@@ -112,6 +112,7 @@ func TestBadDecisions(t *testing.T) {
 		{"output of a rejection", "waits", "approve", url.Values{"decision": {"reject"}, "output": {`"x"`}}, http.StatusBadRequest, "a rejected review has no output"},
 		{"a long name", "waits", "approve", url.Values{"decision": {"approve"}, "by": {strings.Repeat("n", 101)}}, http.StatusBadRequest, "at most 100 characters"},
 		{"a name of two lines", "waits", "approve", url.Values{"decision": {"approve"}, "by": {"Ada\nLovelace"}}, http.StatusBadRequest, "one line"},
+		{"a long comment", "waits", "approve", url.Values{"decision": {"reject"}, "comment": {strings.Repeat("c", 2001)}}, http.StatusBadRequest, "comment: at most 2000 characters"},
 		{"an output over the form's limit", "waits", "approve", url.Values{"decision": {"approve"}, "output": {`"` + strings.Repeat("x", 1<<20) + `"`}},
 			http.StatusRequestEntityTooLarge, "a decision&#39;s form holds at most 1 MiB"},
 		{"not a review", "waits", "draft", url.Values{"decision": {"approve"}}, http.StatusConflict, "does not wait for a review of &#34;draft&#34;"},

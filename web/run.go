@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -95,9 +94,13 @@ type runState struct {
 func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) *durable.Run {
 	id := r.PathValue("id")
 	run, err := durable.Load(r.Context(), s.o.Store, id)
+	var ambiguous *durable.AmbiguousIDError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.fail(w, r, http.StatusNotFound, fmt.Errorf("no run %q in the journal", id))
+		return nil
+	case errors.As(err, &ambiguous):
+		s.fail(w, r, http.StatusBadRequest, err)
 		return nil
 	case err != nil:
 		s.fail(w, r, http.StatusInternalServerError, err)
@@ -116,16 +119,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := s.runView(r, run)
-	s.render(w, r, "run", "Run "+run.ID, v)
+	s.render(w, r, "run", "Run "+v.ID, v)
 }
 
 func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 	rec := run.Record
 	status, live := run.Shown()
 	v := &runView{
-		ID: run.ID, Status: string(status), Error: visible(run.Error),
+		ID: prose.Visible(run.ID), Status: string(status), Error: prose.Visible(run.Error),
 		Started: stamp(run.Created), Updated: stamp(run.Updated), Took: progress.Round(run.Updated.Sub(run.Created)).String(),
-		Mission: visible(run.Spec.Mission), Catalog: visible(run.Spec.Catalog), Versions: len(run.Plans),
+		Mission: prose.Visible(run.Spec.Mission), Catalog: prose.Visible(run.Spec.Catalog), Versions: len(run.Plans),
 		Tasks: taskRows(run, status, live), Live: runHref(run.ID) + "/live",
 		CSRF: s.g.csrf(r), CanDecide: s.o.Decide != nil, Resume: s.resumeView(run.ID),
 	}
@@ -179,7 +182,7 @@ func drawn(p *plan.Plan, run *durable.Run) *graph {
 
 // taskHref is the address of a task's page.
 func taskHref(runID, taskID string) string {
-	return runHref(runID) + "/tasks/" + url.PathEscape(taskID)
+	return runHref(runID) + "/tasks/" + segment(taskID)
 }
 
 // taskRows are the tasks of run, shown with status and live ([durable.Run.Shown]).
@@ -193,8 +196,8 @@ func taskRows(run *durable.Run, status durable.Status, live bool) []taskRow {
 
 func taskRowOf(runID string, t durable.TaskView, status durable.Status, live bool) taskRow {
 	return taskRow{
-		ID: t.ID, Href: taskHref(runID, t.ID), Status: t.Status, Attempts: t.Attempts,
-		Duration: duration(t.Task), Tokens: tokens(t.Tokens), Why: prose.Excerpt(visible(t.Why(status, live)), 120),
+		ID: prose.Visible(t.ID), Href: taskHref(runID, t.ID), Status: t.Status, Attempts: t.Attempts,
+		Duration: duration(t.Task), Tokens: tokens(t.Tokens), Why: prose.Excerpt(prose.Visible(t.Why(status, live)), 120),
 	}
 }
 
@@ -221,14 +224,10 @@ func eventRows(runID string, events []store.Event) []eventRow {
 		} else if ev, err := e.Runner(runID); err == nil {
 			line = progress.Line(ev)
 		}
-		rows = append(rows, eventRow{Seq: e.Seq, Time: e.Time.Local().Format("15:04:05.000"), Task: e.TaskID, Line: prose.Visible(line)})
+		rows = append(rows, eventRow{Seq: e.Seq, Time: e.Time.Local().Format("15:04:05.000"), Task: prose.Visible(e.TaskID), Line: prose.Visible(line)})
 	}
 	return rows
 }
-
-// visible is untrusted text as a page shows it: its control and format
-// characters escaped, so that none reorders what is shown.
-func visible(s string) string { return prose.Visible(s) }
 
 // runLive streams a run page's changes: every event appended after the
 // one of ?after=, and the run's status and tasks when they change. It
@@ -250,8 +249,9 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	f := s.follows.follow(id)
 	defer s.follows.stop(id)
 	run, err := f.read(r.Context(), s.o.Store, after)
+	var ambiguous *durable.AmbiguousIDError
 	switch {
-	case errors.Is(err, store.ErrNotFound) || err == nil && run.ID != id:
+	case errors.Is(err, store.ErrNotFound) || errors.As(err, &ambiguous) || err == nil && run.ID != id:
 		http.Error(w, fmt.Sprintf("no run %q in the journal", id), http.StatusNotFound)
 		return
 	case err != nil:
@@ -463,17 +463,17 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status, live := run.Shown()
-	v := &taskView{RunID: run.ID, RunHref: runHref(run.ID), RunStatus: string(status), taskRow: taskRowOf(run.ID, t.TaskView, status, live),
-		Started: stamp(t.Started), Error: visible(t.Error), Diagnosis: visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=" + strconv.Itoa(lastSeq(run))}
+	v := &taskView{RunID: prose.Visible(run.ID), RunHref: runHref(run.ID), RunStatus: string(status), taskRow: taskRowOf(run.ID, t.TaskView, status, live),
+		Started: stamp(t.Started), Error: prose.Visible(t.Error), Diagnosis: prose.Visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=" + strconv.Itoa(lastSeq(run))}
 	if pt := t.Plan; pt != nil {
-		v.Agent, v.Type, v.Input = visible(pt.Agent), string(pt.Type), visible(t.Input)
+		v.Agent, v.Type, v.Input = prose.Visible(pt.Agent), string(pt.Type), prose.Visible(t.Input)
 		for _, dep := range pt.DependsOn {
-			v.DependsOn = append(v.DependsOn, link{dep, taskHref(run.ID, dep)})
+			v.DependsOn = append(v.DependsOn, link{prose.Visible(dep), taskHref(run.ID, dep)})
 		}
 	}
 	if out := t.Output; len(out) > 0 && string(out) != "null" {
-		v.Output, v.HasOutput = visible(progress.Text(out)), true
+		v.Output, v.HasOutput = prose.Visible(progress.Text(out)), true
 	}
 	v.Events = eventRows(run.ID, t.Events)
-	s.render(w, r, "task", "Task "+t.ID+" of run "+run.ID, v)
+	s.render(w, r, "task", "Task "+v.ID+" of run "+v.RunID, v)
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -103,7 +104,7 @@ func (s *Server) runsView(r *http.Request, rq runsQuery) (*runsView, error) {
 			tasks = strconv.Itoa(sum.Total)
 		}
 		v.Rows = append(v.Rows, runRow{
-			ID: sum.ID, Href: runHref(sum.ID), Started: stamp(sum.Created), Status: string(sum.Status),
+			ID: prose.Visible(sum.ID), Href: runHref(sum.ID), Started: stamp(sum.Created), Status: string(sum.Status),
 			Tasks: strconv.Itoa(sum.Done) + "/" + tasks, What: cmp.Or(prose.Excerpt(prose.Visible(sum.Mission), 80), "plan "+sum.PlanHash),
 		})
 	}
@@ -118,7 +119,16 @@ func (s *Server) runsView(r *http.Request, rq runsQuery) (*runsView, error) {
 }
 
 // runHref is the address of run id's page.
-func runHref(id string) string { return "/runs/" + url.PathEscape(id) }
+func runHref(id string) string { return "/runs/" + segment(id) }
+
+// segment is id as a segment of a path: escaped, and its dots too when it
+// is all dots — a browser takes /runs/.. for / and /runs/. for /runs/.
+func segment(id string) string {
+	if strings.Trim(id, ".") == "" {
+		return strings.Repeat("%2E", len(id))
+	}
+	return url.PathEscape(id)
+}
 
 // stamp is how the pages show a time: to the second, with its zone.
 func stamp(t time.Time) string {

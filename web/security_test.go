@@ -206,15 +206,45 @@ func TestToken(t *testing.T) {
 	})
 	t.Run("in the address of another host's path", func(t *testing.T) {
 		for path, want := range map[string]string{
-			"//evil.example/x": "/evil.example/x",
+			"//evil.example/x":  "/evil.example/x",
 			"/\\evil.example/x": "/evil.example/x",
-			"///evil.example":  "/evil.example",
+			"///evil.example":   "/evil.example",
 		} {
 			resp, _ := get(t, browser(t), srv.URL+path+"?token=s3cret")
 			require.Equal(t, http.StatusSeeOther, resp.StatusCode, path)
 			assert.Equal(t, want, resp.Header.Get("Location"), "a path of this server, not a host: %s", path)
 		}
 	})
+}
+
+// Ids are shown with their format characters escaped, as outputs are: a
+// right-to-left override in a run's or a task's id, or in an uploaded
+// file's name, does not reorder the page.
+func TestIdsAreShownVisible(t *testing.T) {
+	s := journal(t)
+	ctx := context.Background()
+	const runID, taskID = "r\u202eevil", "t\u2066x"
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: runID, Plan: []byte(`{"agents": {"w": {"prompt": "p"}}, "tasks": [{"id": "t\u2066x", "agent": "w", "input": "x"}]}`)}))
+	require.NoError(t, s.CommitTask(ctx, runID, store.Task{ID: taskID, Status: "done", Attempts: 1, Output: []byte(`"ok"`)}))
+	require.NoError(t, s.AppendEvents(ctx, runID, []store.Event{{Kind: "task_started", TaskID: taskID, Time: time.Now()}}))
+	require.NoError(t, s.SetStatus(ctx, runID, "completed", ""))
+	srv, _ := serve(t, web.Options{Store: s})
+	c := browser(t)
+	runURL := srv.URL + "/runs/" + url.PathEscape(runID)
+	for _, u := range []string{srv.URL + "/runs", runURL, runURL + "/tasks/" + url.PathEscape(taskID)} {
+		resp, page := get(t, c, u)
+		require.Equal(t, http.StatusOK, resp.StatusCode, u)
+		assert.NotContains(t, page, "\u202e", u)
+		assert.NotContains(t, page, "\u2066", u)
+		assert.Contains(t, page, `r\u202eevil`, u)
+	}
+	_, page := get(t, c, runURL)
+	assert.Contains(t, page, `<tr data-task="t\u2066x">`, "the row of the task, which the live page finds by the id it is sent")
+
+	code, page := checkPlan(t, c, srv.URL, `{"tasks": [{"id": "a", "agent": "w", "input": "x"}]}`, "plan\u202enosj.exe")
+	require.Equal(t, http.StatusOK, code)
+	assert.NotContains(t, page, "\u202e")
+	assert.Contains(t, page, `Review of plan\u202enosj.exe:`)
 }
 
 func TestHostHeader(t *testing.T) {
