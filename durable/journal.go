@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/plan"
@@ -30,10 +31,13 @@ type journal struct {
 	c     config
 	procs atomic.Bool // a program was recorded: forget it when the run ends
 
-	mu       sync.Mutex
-	create   *store.Run     // the run to create; nil: it is journaled already, and leased
-	created  *plan.Plan     // the plan create holds, which the store keeps as its version 0
-	seed     map[string]any // outputs to commit as done when it begins
+	mu      sync.Mutex
+	create  *store.Run     // the run to create; nil: it is journaled already, and leased
+	created *plan.Plan     // the plan create holds, which the store keeps as its version 0
+	seed    map[string]any // outputs to commit as done when it begins
+	// decided are the review decisions a resume goes on with, journaled
+	// when it begins.
+	decided  []store.Event
 	lease    atomic.Pointer[lease]
 	lost     context.CancelCauseFunc // ends the run when its lease is lost
 	begun    bool
@@ -117,8 +121,19 @@ func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
 			if jr.lost != nil {
 				ls.beat(jr.lost)
 			}
-		} else if err := jr.s.SetStatus(ctx, jr.runID, string(StatusRunning), ""); err != nil {
-			return err
+		} else {
+			if err := jr.s.SetStatus(ctx, jr.runID, string(StatusRunning), ""); err != nil {
+				return err
+			}
+			if len(jr.decided) > 0 {
+				now := time.Now()
+				for k := range jr.decided {
+					jr.decided[k].Time = now
+				}
+				if err := jr.s.AppendEvents(ctx, jr.runID, jr.decided); err != nil {
+					return fmt.Errorf("record the review decisions: %w", err)
+				}
+			}
 		}
 		if first != nil && (jr.create == nil || first != jr.created) {
 			if err := jr.j.CommitPlan(ctx, executor.PlanCommit{Plan: first}); err != nil {

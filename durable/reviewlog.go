@@ -2,14 +2,12 @@ package durable
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"os/user"
 	"slices"
-	"time"
 
 	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/runner"
@@ -70,15 +68,15 @@ func processUser() string {
 	return cmp.Or(os.Getenv("USER"), fmt.Sprintf("uid %d", os.Getuid()))
 }
 
-// recordDecisions journals the decisions of c that the resume of r goes
-// on with: those of the reviews not done, in task order. done holds the
-// tasks done.
-func (r *Run) recordDecisions(ctx context.Context, s store.Store, c config, done map[string]any) error {
+// decisionEvents are the events of the decisions of c that the resume of
+// r goes on with: those of the reviews not done (done holds the tasks
+// done), in task order. They are journaled when the run begins, once the
+// resume's checks let it go on: a resume refused records no decision.
+func (r *Run) decisionEvents(c config, done map[string]any) ([]store.Event, error) {
 	by := c.reviewer
 	if by == "" {
 		by = processUser()
 	}
-	now := time.Now()
 	var events []store.Event
 	for _, id := range slices.Sorted(maps.Keys(c.reviews)) {
 		if _, ok := done[id]; ok {
@@ -87,15 +85,9 @@ func (r *Run) recordDecisions(ctx context.Context, s store.Store, c config, done
 		d := c.reviews[id]
 		data, err := json.Marshal(ReviewDecision{By: by, Approved: d.Approved, Comment: d.Comment})
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("durable: the review decision of %s: %w", id, err)
 		}
-		events = append(events, store.Event{Kind: string(EventReviewDecided), Time: now, TaskID: id, Data: data})
+		events = append(events, store.Event{Kind: string(EventReviewDecided), TaskID: id, Data: data})
 	}
-	if len(events) == 0 {
-		return nil
-	}
-	if err := s.AppendEvents(ctx, r.ID, events); err != nil {
-		return fmt.Errorf("durable: record the review decisions of run %s: %w", r.ID, err)
-	}
-	return nil
+	return events, nil
 }

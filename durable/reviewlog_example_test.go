@@ -2,7 +2,6 @@ package durable_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -25,13 +24,13 @@ func ExampleWithReviewer() {
 	fmt.Println(out.Status)
 	r, _ := durable.Load(ctx, s, "r1")
 	for _, e := range r.Record.Events {
-		if e.Kind == string(durable.EventReviewDecided) {
-			var d durable.ReviewDecision
-			json.Unmarshal(e.Data, &d)
+		if d, ok := durable.DecisionOf(e); ok {
 			fmt.Printf("%s: approved %t by %s: %s\n", e.TaskID, d.Approved, d.By, d.Comment)
+			fmt.Printf("%s: %s\n", e.TaskID, d)
 		}
 	}
 	// Output:
 	// completed
 	// approve: approved true by Ada: good
+	// approve: approved by Ada: good
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
 )
@@ -73,4 +74,36 @@ func TestResumeRecordsTheDecisions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, n)
+}
+
+func TestRefusedResumeRecordsNoDecision(t *testing.T) {
+	s := openStore(t)
+	w := newWorkers()
+	ctx := context.Background()
+	p := mustPlan(t, `{"tasks": [
+		{"id": "legal", "type": "human_review", "input": "Legal?"},
+		{"id": "send", "agent": "w", "input": "y", "depends_on": ["legal"]}]}`)
+	_, err := durable.Start(ctx, s, durable.Spec{Plan: p}, durable.WithAgent("w", w.agent()), durable.WithRunID("r"))
+	require.NoError(t, err)
+	before, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+
+	// Without its worker, the run's plan is not valid any more: the
+	// resume is refused before anything runs.
+	for _, d := range []runner.Decision{runner.Approve(), runner.Reject("no")} {
+		_, err = durable.Resume(ctx, s, "r", durable.WithReviewer("Ada"), durable.WithReviews(map[string]runner.Decision{"legal": d}))
+		require.Error(t, err)
+		require.NotNil(t, plan.Problems(err), "%v", err)
+	}
+	after, err := s.Load(ctx, "r")
+	require.NoError(t, err)
+	assert.Empty(t, decided(t, s, "r"), "no decision of a resume that did not go on")
+	assert.Equal(t, before.Events, after.Events, "nothing journaled")
+	assert.Equal(t, string(durable.StatusWaiting), after.Status, "the run still waits for its review")
+
+	out, err := durable.Resume(ctx, s, "r", durable.WithAgent("w", w.agent()), durable.WithReviewer("Ada"),
+		durable.WithReviews(map[string]runner.Decision{"legal": runner.Approve()}))
+	require.NoError(t, err)
+	assert.Equal(t, durable.StatusCompleted, out.Status)
+	assert.Equal(t, map[string]durable.ReviewDecision{"legal": {By: "Ada", Approved: true}}, decided(t, s, "r"))
 }

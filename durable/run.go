@@ -218,6 +218,10 @@ func continuable(rec *store.Record, spec Spec, want []byte) (*Run, error) {
 // Linux nothing is recorded.
 //
 // A run waiting for review takes the decisions given with [WithReviews].
+// The run is marked running again, and the decisions are journaled, once
+// the checks that may refuse it have passed — its plan is valid on the
+// catalog, the LLM it needs is there — just before its first side effect:
+// a resume refused leaves the run as it was.
 // A catalog whose digest is not the one the run recorded when it started
 // is refused with [ErrCatalogChanged] before anything runs ([CatalogFunc]).
 func Resume(ctx context.Context, s store.Store, id string, opts ...Option) (*Outcome, error) {
@@ -273,7 +277,8 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 	if err := killOrphans(ctx, s, r.Record, done); err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
-	if err := r.recordDecisions(ctx, s, c, done); err != nil {
+	decided, err := r.decisionEvents(c, done)
+	if err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
 	fresh := make(map[string]any, len(initial))
@@ -295,6 +300,7 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 	l := &launch{c: c, spec: r.Spec, reg: reg, runID: r.ID, current: r.Plan(), initial: done, history: r.History, resumed: len(r.Plans) > 0,
 		spent: spent, spentCalls: calls}
 	l.jr = newJournal(s, r.ID, c, nil, ls, fresh, version)
+	l.jr.decided = decided
 	return l.exec(ctx)
 }
 
@@ -425,12 +431,6 @@ func (l *launch) exec(ctx context.Context) (out *Outcome, err error) {
 				err = fmt.Errorf("journal: %w", jerr)
 			}
 		}()
-		if l.jr.create == nil {
-			// A journaled run goes on: running again from now.
-			if err := l.jr.begin(ctx, nil); err != nil {
-				return nil, fmt.Errorf("journal: %w", err)
-			}
-		}
 	}
 	out = &Outcome{RunID: l.runID}
 	var planned *plan.Plan // the planner's plan, to cache
@@ -668,6 +668,8 @@ func (l *launch) run(ctx context.Context, out *Outcome) error {
 		if err := j.CommitPlan(ctx, executor.PlanCommit{Plan: l.current}); err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
+	} else if err := l.goOn(ctx); err != nil {
+		return err
 	}
 	opts := l.runnerOptions()
 	for _, o := range l.observers {
@@ -720,6 +722,9 @@ func (l *launch) execute(ctx context.Context, out *Outcome) error {
 	}
 	if j := l.planJournal(); j != nil {
 		opts = append(opts, executor.WithJournal(j))
+	}
+	if err := l.goOn(ctx); err != nil {
+		return err
 	}
 	res, err := executor.ExecuteDAG(ctx, d, l.spec.mission(), opts...)
 	if res != nil && res.ExecutionAttempts > 0 {
@@ -781,6 +786,9 @@ func (l *launch) rounds(ctx context.Context, out *Outcome) error {
 			// already.
 			opts = append(opts, executor.WithHistory(l.history))
 		}
+		if err := l.goOn(ctx); err != nil {
+			return err
+		}
 		res, err = executor.ExecuteDAG(ctx, d, l.spec.mission(), opts...)
 	}
 	if res != nil {
@@ -789,6 +797,20 @@ func (l *launch) rounds(ctx context.Context, out *Outcome) error {
 		out.Status = statusOf(&res.Result)
 	}
 	return err
+}
+
+// goOn begins a resumed run that goes on with a plan it adopted before,
+// once the checks that may refuse it have passed: a resume refused leaves
+// the run as it was. A run that adopts its first plan begins when the plan
+// is committed, and one that plans begins when the planning starts.
+func (l *launch) goOn(ctx context.Context) error {
+	if l.jr == nil || !l.resumed {
+		return nil
+	}
+	if err := l.jr.begin(ctx, nil); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
 }
 
 // planJournal is where the plans the launch adopts are kept: the

@@ -58,7 +58,20 @@ func (c Class) Valid() bool { return agent.ValidClass(string(c)) }
 // a rejected review is a person's decision.
 var runnerOnly = map[Class]bool{ClassConditionNotMet: true, ClassCondition: true, ClassRejected: true, ClassGateFailed: true}
 
-// Classify names the kind of a task's failure err; "" for nil. Where err
+// ClassError is a task's failure whose class is known already: one read
+// back from a journal, which kept its text and its class ([Classify] of
+// the error it was). Classify gives its Class, whatever Err says. An agent
+// reports the class of its failure with an [agent.FailureReport].
+type ClassError struct {
+	Class Class
+	Err   error
+}
+
+func (e *ClassError) Error() string { return e.Err.Error() }
+func (e *ClassError) Unwrap() error { return e.Err }
+
+// Classify names the kind of a task's failure err; "" for nil. A
+// [*ClassError] in err's chain has the class it holds. Where err
 // has several causes the first that applies in the order of the constants
 // above wins, except that a spent budget wins over a timeout, and the
 // class of a worker's [agent.FailureReport] wins over all but those two,
@@ -67,9 +80,12 @@ var runnerOnly = map[Class]bool{ClassConditionNotMet: true, ClassCondition: true
 func Classify(err error) Class {
 	var panicked *PanicError
 	var report *agent.FailureReport
+	var known *ClassError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &known) && known.Class != "":
+		return known.Class
 	case errors.Is(err, ErrConditionNotMet):
 		return ClassConditionNotMet
 	case errors.Is(err, ErrCondition):

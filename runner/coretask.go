@@ -265,16 +265,18 @@ func (c *core) attempts(h Host, k *carry, n int, got *Reply) (outcome, bool) {
 }
 
 // judge checks a successful attempt's output: a gate must say something,
-// and the predicate must pass. A predicate that errors is a task failure
-// for on_failure; a verdict that fails is for on_verification_failure. An
-// output that arrived is judged even when the run is being cancelled, so
-// that it is kept.
+// the output must match the output schema, and the predicate must pass —
+// each check a verified event of its own, from the first to fail. A
+// predicate that errors is a task failure for on_failure; a verdict that
+// fails is for on_verification_failure. An output that arrived is judged
+// even when the run is being cancelled, so that it is kept.
 func (c *core) judge(h Host, k *carry, attempt int, output any) (failure, bool) {
 	i := k.i
 	t := &c.p.Tasks[i]
 	if t.Type == plan.TypeSynthesisGate {
-		if msg := gateCheck(output); msg != "" {
-			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrGateOutput, msg), diagnosis: msg, output: output, verdict: true}, false
+		msg := gateCheck(output)
+		if f, ok := c.verdict(h, k, attempt, output, msg == "", msg, ErrGateOutput, "", ""); !ok {
+			return f, false
 		}
 	}
 	ch := c.state[i].check
@@ -282,9 +284,13 @@ func (c *core) judge(h Host, k *carry, attempt int, output any) (failure, bool) 
 		return failure{}, true
 	}
 	if ch.schema != nil {
-		if err := ch.schema.Validate(output); err != nil {
-			diag := "the output does not match the task's output_schema: " + err.Error()
-			return failure{policy: t.OnVerificationFailure, err: fmt.Errorf("%w: %s", ErrOutputSchema, diag), diagnosis: diag, output: output, verdict: true}, false
+		var diag string
+		err := ch.schema.Validate(output)
+		if err != nil {
+			diag = "the output does not match the task's output_schema: " + err.Error()
+		}
+		if f, ok := c.verdict(h, k, attempt, output, err == nil, diag, ErrOutputSchema, "", ""); !ok {
+			return f, false
 		}
 	}
 	if ch.pred == nil {

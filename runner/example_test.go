@@ -301,6 +301,17 @@ func ExampleClassify() {
 	// rejected
 }
 
+// An error read back as its text keeps the class it had: a reader of a
+// journal, which keeps both, gives them back together.
+func ExampleClassError() {
+	text := errors.New("task review: rejected by the reviewer: off brand")
+	fmt.Println(runner.Classify(text))
+	fmt.Println(runner.Classify(&runner.ClassError{Class: runner.ClassRejected, Err: text}))
+	// Output:
+	// agent_error
+	// rejected
+}
+
 // A result marshals to the JSON form dagent run --format json prints, and
 // reads back from it: errors as their text, durations in milliseconds.
 func ExampleResult_MarshalJSON() {

@@ -179,8 +179,8 @@ type EventData struct {
 	// run.k for the run of the k-th repair plan of a run that replans.
 	RunID string `json:"run_id,omitempty"`
 	// Class, Version, Tasks, NewTasks and Halt are those of the
-	// executor's events; on task_failed, Class is the class of the task's
-	// failure ([runner.Classify] of its error).
+	// executor's events; on task_failed and task_skipped, Class is the
+	// class of the task's failure ([runner.Classify] of its error).
 	Class    string `json:"class,omitempty"`
 	Version  int    `json:"version,omitempty"`
 	Tasks    int    `json:"tasks,omitempty"`
@@ -188,9 +188,12 @@ type EventData struct {
 	Halt     string `json:"halt,omitempty"`
 }
 
-// Runner returns e as the runner's event it was journaled from: its
-// error as text, its run id the journaled run's when the event has none.
-// Output, Seq and AttemptEnded are not journaled.
+// Runner returns e as the runner's event it was journaled from: its run
+// id the journaled run's when the event has none, its error the text the
+// journal kept — a [*runner.ClassError] of the class the journal kept with
+// it, on the final event of a task that failed or was skipped, so that
+// [runner.Classify] gives the class it gave the runner's error. Output,
+// Seq and AttemptEnded are not journaled.
 func (e Event) Runner(runID string) (runner.Event, error) {
 	var d EventData
 	if len(e.Data) > 0 {
@@ -204,15 +207,25 @@ func (e Event) Runner(runID string) (runner.Event, error) {
 		Status: runner.Status(d.Status), Usage: agent.Usage{PromptTokens: d.Usage.Prompt, CompletionTokens: d.Usage.Completion},
 		Class: runner.Class(d.Class), Version: d.Version, Tasks: d.Tasks, NewTasks: d.NewTasks, Halt: d.Halt,
 	}
-	if d.Error != "" {
-		ev.Err = errors.New(d.Error)
-	}
-	if ev.Kind == runner.EventTaskFailed {
+	if classInError(ev.Kind) {
 		// The journal's annotation ([Journal.Observe]): the runner's
 		// event has its class in its error.
 		ev.Class = ""
 	}
+	if d.Error != "" {
+		ev.Err = errors.New(d.Error)
+		if d.Class != "" && classInError(ev.Kind) {
+			ev.Err = &runner.ClassError{Class: runner.Class(d.Class), Err: ev.Err}
+		}
+	}
 	return ev, nil
+}
+
+// classInError reports whether the class of a failure an event of kind k
+// is about is in its error, which the journal keeps in its data: on the
+// final event of a task that failed or was skipped.
+func classInError(k runner.EventKind) bool {
+	return k == runner.EventTaskFailed || k == runner.EventTaskSkipped
 }
 
 // Observe implements [runner.Observer].
@@ -225,9 +238,10 @@ func (j *Journal) Observe(e runner.Event) {
 	}
 	if e.Err != nil {
 		d.Error = e.Err.Error()
-		if e.Kind == runner.EventTaskFailed && d.Class == "" {
+		if classInError(e.Kind) && d.Class == "" {
 			// The class of a task's failure, which the runner's event
-			// leaves to its error, is kept for [Store.Outcomes].
+			// leaves to its error, is kept for [Store.Outcomes] and for
+			// [Event.Runner].
 			d.Class = string(runner.Classify(e.Err))
 		}
 	}

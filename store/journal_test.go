@@ -524,7 +524,8 @@ func TestEventRunnerRoundTrip(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	sent := []runner.Event{
 		{Kind: executor.EventRepairAdopted, Time: at, RunID: "r", TaskID: "a", Class: runner.ClassTimeout, Diagnosis: "slow", Version: 2, Tasks: 5, NewTasks: 2},
-		{Kind: runner.EventTaskFailed, Time: at, RunID: "r.2", TaskID: "b", Attempt: 3, Err: errors.New("boom"), Usage: agent.Usage{PromptTokens: 4, CompletionTokens: 1}},
+		{Kind: runner.EventTaskFailed, Time: at, RunID: "r.2", TaskID: "b", Attempt: 3, Err: fmt.Errorf("%w: not on brand", runner.ErrRejected), Usage: agent.Usage{PromptTokens: 4, CompletionTokens: 1}},
+		{Kind: runner.EventTaskSkipped, Time: at, RunID: "r", TaskID: "c", Err: fmt.Errorf("%w: predicate returned false", runner.ErrConditionNotMet), Diagnosis: "predicate returned false"},
 		{Kind: executor.EventHalted, Time: at, RunID: "r", Halt: executor.HaltSameFailure, Err: errors.New("replanning halted")},
 		{Kind: runner.EventRunFinished, Time: at, RunID: "r.2", Status: runner.StatusFailed, Duration: time.Second},
 	}
@@ -535,12 +536,21 @@ func TestEventRunnerRoundTrip(t *testing.T) {
 	rec, err := s.Load(ctx, "r")
 	require.NoError(t, err)
 	require.Len(t, rec.Events, len(sent))
-	assert.Contains(t, string(rec.Events[1].Data), `"class":"agent_error"`, "a task's failure is journaled with its class")
+	assert.Contains(t, string(rec.Events[1].Data), `"class":"rejected"`, "a task's failure is journaled with its class")
+	assert.Contains(t, string(rec.Events[2].Data), `"class":"condition_not_met"`, "a task's skip is journaled with its class")
 	for i, e := range rec.Events {
 		got, err := e.Runner("r")
 		require.NoError(t, err)
 		got.Time = got.Time.UTC()
-		assert.Equal(t, sent[i], got)
+		want := sent[i]
+		// The error comes back as its text, and its class.
+		if want.Err != nil {
+			require.Error(t, got.Err)
+			assert.Equal(t, want.Err.Error(), got.Err.Error())
+			assert.Equal(t, runner.Classify(want.Err), runner.Classify(got.Err), "the class of %s's error", want.Kind)
+			want.Err, got.Err = nil, nil
+		}
+		assert.Equal(t, want, got)
 	}
 	_, err = store.Event{Seq: 9, Data: []byte("{")}.Runner("r")
 	assert.ErrorContains(t, err, "event 9")

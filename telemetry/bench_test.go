@@ -21,9 +21,9 @@ import (
 // phase before): without observers; with an observer that does nothing,
 // which is what any observer costs (the event bus); with an Observer on
 // the no-op providers; and with an Observer on the SDK, its spans to an
-// in-memory exporter through a batching processor and its metrics to a
-// manual reader. A span is exported as it ends, with no batching and
-// none dropped.
+// in-memory exporter through a synchronous processor (WithSyncer: each
+// span is exported as it ends, with no batching and none dropped) and its
+// metrics to a manual reader.
 func BenchmarkOverhead(b *testing.B) {
 	const tasks = 1_000
 	noop := agent.Func(func(context.Context, agent.Request) (agent.Result, error) { return agent.Result{Output: "ok"}, nil })

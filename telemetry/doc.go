@@ -72,13 +72,17 @@
 //	gen_ai.client.operation.duration  histogram          s        gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, error.type
 //
 // dagent.tasks counts the tasks that reached a final state: dagent.task.status
-// is done, failed, skipped or waiting, and dagent.failure.class is the
-// class of a failed or skipped task's failure ([runner.Class]).
-// dagent.task.duration is a task's time from its start to its final
-// state; dagent.task.tokens the tokens of a task's attempts, counted when
-// it settles. dagent.runs and dagent.run.duration count and time the
-// runs that finished (dagent.run.status completed, failed, waiting or
-// replan_required: a replanning execution's runs count one each).
+// is done, failed or skipped, and dagent.failure.class is the class of a
+// failed or skipped task's failure ([runner.Class]). Waiting for review is
+// a pause, not an end: a review task is counted once, when a resume goes
+// on with its decision (done when approved, failed when rejected), and a
+// run that stops to wait is not counted until it ends. dagent.task.duration
+// is a task's time from its start to its final state, in the run that
+// reached it; dagent.task.tokens the tokens of a task's attempts, counted
+// when it settles. dagent.runs and dagent.run.duration count and time the
+// runs that ended (dagent.run.status completed, failed or replan_required:
+// a replanning execution's runs count one each; a run resumed after it
+// failed, or was interrupted, counts again when it ends).
 // dagent.replans counts the repair plans asked for, by outcome: adopted
 // or failed. The last three are the model calls of [Observer.Client].
 // Task and run durations and tokens come from the events, so that events

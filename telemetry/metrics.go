@@ -75,7 +75,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	}
 	var err error
 	in.tasks, err = m.Int64Counter(MetricTasks, metric.WithUnit("{task}"),
-		metric.WithDescription("Tasks that reached a final state, by status and failure class."))
+		metric.WithDescription("Tasks that reached a final state (done, failed or skipped: not waiting for review), by status and failure class."))
 	add(err)
 	in.taskDuration, err = m.Float64Histogram(MetricTaskDuration, metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(durationBuckets...),
 		metric.WithDescription("Time from a task's start to its final state, its attempts, checks and waits before retries included."))
@@ -87,7 +87,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Tokens the attempts of tasks used, by type (input or output), counted when each task settles."))
 	add(err)
 	in.runs, err = m.Int64Counter(MetricRuns, metric.WithUnit("{run}"),
-		metric.WithDescription("Runs that finished, by status."))
+		metric.WithDescription("Runs that ended, by status: a run that stops to wait for review ends when a resume goes on with it."))
 	add(err)
 	in.runDuration, err = m.Float64Histogram(MetricRunDuration, metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(durationBuckets...),
 		metric.WithDescription("Time from a run's start to its end."))
@@ -105,10 +105,10 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	for _, s := range []runner.TaskStatus{runner.TaskDone, runner.TaskFailed, runner.TaskSkipped, runner.TaskWaiting} {
+	for _, s := range []runner.TaskStatus{runner.TaskDone, runner.TaskFailed, runner.TaskSkipped} {
 		in.taskStatus[s] = attribute.NewSet(AttrTaskStatus.String(string(s)))
 	}
-	for _, s := range []runner.Status{runner.StatusCompleted, runner.StatusFailed, runner.StatusWaiting, runner.StatusReplanRequired} {
+	for _, s := range []runner.Status{runner.StatusCompleted, runner.StatusFailed, runner.StatusReplanRequired} {
 		in.runStatus[s] = attribute.NewSet(AttrRunStatus.String(string(s)))
 	}
 	return in, nil
@@ -118,7 +118,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 // exemplars.
 func (in *instruments) observe(ctx context.Context, e runner.Event) {
 	switch e.Kind {
-	case runner.EventTaskFinished, runner.EventTaskFailed, runner.EventTaskSkipped, runner.EventTaskWaiting:
+	case runner.EventTaskFinished, runner.EventTaskFailed, runner.EventTaskSkipped:
+		// A task waiting for review is not at its end: it is counted once
+		// decided, by the run that goes on with the decision.
 		status := taskStatus(e.Kind)
 		set := in.taskStatus[status]
 		if cl := classOf(e); cl != "" {
@@ -141,6 +143,10 @@ func (in *instruments) observe(ctx context.Context, e runner.Event) {
 	case runner.EventTaskRetried:
 		in.retries.Add(ctx, 1)
 	case runner.EventRunFinished:
+		if e.Status == runner.StatusWaiting {
+			// A pause: the run ends when a resume goes on with it.
+			return
+		}
 		set, ok := in.runStatus[e.Status]
 		if !ok {
 			set = attribute.NewSet(AttrRunStatus.String(string(e.Status)))

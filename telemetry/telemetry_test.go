@@ -149,6 +149,47 @@ func TestRetriedTaskWithFailedPredicate(t *testing.T) {
 	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1}, counts(t, ms, telemetry.MetricTasks))
 }
 
+// The output schema's check and a synthesis gate's are verify spans, as
+// the predicate's is: the attempt whose agent answered succeeded, and its
+// output failed its check.
+func TestSchemaAndGateChecksAreVerifySpans(t *testing.T) {
+	for _, tt := range []struct {
+		name, task, bad, good, says string
+	}{
+		{"output schema", `{"id": "x", "agent": "w", "input": "x", "output_schema": {"type": "object", "required": ["n"]}, "max_retries": 1}`,
+			`{"m": 1}`, `{"n": 1}`, "the output does not match the task's output_schema"},
+		{"synthesis gate", `{"id": "x", "type": "synthesis_gate", "agent": "w", "input": "x", "max_retries": 1}`,
+			`""`, `"the findings agree"`, "the synthesis gate's output is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			p := parse(t, `{"tasks": [`+tt.task+`]}`)
+			w := agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+				out := tt.good
+				if req.Attempt == 1 {
+					out = tt.bad
+				}
+				var v any
+				require.NoError(t, json.Unmarshal([]byte(out), &v))
+				return agent.Result{Output: v}, nil
+			})
+			res := runPlan(t, h.obs, p, w)
+			require.Equal(t, runner.StatusCompleted, res.Status, "%v", res.Err)
+
+			spans := h.ended(t)
+			assert.Equal(t, "dagent run\n  phase 0\n  task x\n    attempt 1\n    attempt 2\n    verify\n    verify\n", tree(spans))
+			a1 := one(t, spans, "attempt 1")
+			assert.Equal(t, codes.Unset, a1.Status().Code, "the agent of attempt 1 succeeded")
+			failed := one(t, spans, "verify", telemetry.AttrAttempt.Int(1), telemetry.AttrPassed.Bool(false))
+			assert.Equal(t, codes.Error, failed.Status().Code)
+			assert.Contains(t, failed.Status().Description, tt.says)
+			passed := one(t, spans, "verify", telemetry.AttrAttempt.Int(2), telemetry.AttrPassed.Bool(true))
+			assert.Equal(t, codes.Unset, passed.Status().Code)
+			assert.False(t, failed.StartTime().Before(a1.EndTime()))
+		})
+	}
+}
+
 func TestFailedTaskHasItsClass(t *testing.T) {
 	h := newHarness(t)
 	p := parse(t, `{"tasks": [{"id": "y", "agent": "w", "input": "x", "on_failure": "stop", "critical": true}]}`)
@@ -332,7 +373,8 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	p := parse(t, `{"tasks": [
 		{"id": "a", "agent": "w", "input": "x", "verification": "(= data/result \"good\")", "on_verification_failure": "retry", "max_retries": 1},
 		{"id": "b", "agent": "w", "input": "y", "on_failure": "stop", "critical": true},
-		{"id": "c", "agent": "w", "input": "z", "depends_on": ["a"]}]}`)
+		{"id": "c", "agent": "w", "input": "z", "depends_on": ["a"]},
+		{"id": "n", "agent": "w", "input": "q", "when": "false"}]}`)
 	canonical, err := p.Canonical()
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -358,12 +400,6 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	for _, e := range evs {
 		ev, err := e.Runner("r1")
 		require.NoError(t, err)
-		if ev.Kind == runner.EventTaskFailed {
-			// A journaled failure keeps its class in the event's data.
-			var d store.EventData
-			require.NoError(t, json.Unmarshal(e.Data, &d))
-			ev.Class = runner.Class(d.Class)
-		}
 		later.obs.Observe(ev)
 	}
 
@@ -371,8 +407,8 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 	for _, name := range []string{telemetry.MetricTasks, telemetry.MetricTaskRetries, telemetry.MetricTaskTokens, telemetry.MetricRuns} {
 		assert.Equal(t, counts(t, now, name), counts(t, then, name), name)
 	}
-	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1, "dagent.failure.class=invalid_output,dagent.task.status=failed": 1},
-		counts(t, then, telemetry.MetricTasks))
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1, "dagent.failure.class=invalid_output,dagent.task.status=failed": 1,
+		"dagent.failure.class=condition_not_met,dagent.task.status=skipped": 1}, counts(t, then, telemetry.MetricTasks))
 	assert.Equal(t, map[string]int64{"gen_ai.token.type=input": 12, "gen_ai.token.type=output": 4}, counts(t, then, telemetry.MetricTaskTokens))
 	for _, name := range []string{telemetry.MetricTaskDuration, telemetry.MetricRunDuration} {
 		liveH, laterH := histCounts[float64](t, now, name), histCounts[float64](t, then, name)
@@ -383,4 +419,32 @@ func TestMetricsOfJournaledEvents(t *testing.T) {
 			assert.Equal(t, dp.BucketCounts, laterH[k].BucketCounts, "%s %s", name, k)
 		}
 	}
+}
+
+// A run that waits for review and is resumed counts once, when it ends,
+// and its review once, when it is decided: waiting is a pause.
+func TestRunThatWaitsCountsOnce(t *testing.T) {
+	h := newHarness(t)
+	p := parse(t, `{"tasks": [
+		{"id": "draft", "agent": "w", "input": "x"},
+		{"id": "ok", "type": "human_review", "input": "Send it?", "depends_on": ["draft"]},
+		{"id": "send", "agent": "w", "input": "y", "depends_on": ["ok"]}]}`)
+	echo := agent.Func(func(_ context.Context, req agent.Request) (agent.Result, error) {
+		return agent.Result{Output: req.Input}, nil
+	})
+	first := runPlan(t, h.obs, p, echo)
+	require.Equal(t, runner.StatusWaiting, first.Status)
+	ms := h.metrics(t)
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 1}, counts(t, ms, telemetry.MetricTasks))
+	assert.NotContains(t, ms, telemetry.MetricRuns, "a run that waits has not ended")
+	assert.NotContains(t, ms, telemetry.MetricRunDuration)
+
+	res, err := runner.New(runner.WithAgent("w", echo), runner.WithObserver(h.obs)).RunPlan(context.Background(), p, runner.WithRunID("r1"),
+		runner.WithInitialResults(map[string]any{"draft": first.Tasks["draft"].Output}), runner.WithReviews(map[string]runner.Decision{"ok": runner.Approve()}))
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, res.Status)
+	ms = h.metrics(t)
+	assert.Equal(t, map[string]int64{"dagent.task.status=done": 3}, counts(t, ms, telemetry.MetricTasks), "each task once")
+	assert.Equal(t, map[string]int64{"dagent.run.status=completed": 1}, counts(t, ms, telemetry.MetricRuns), "the run once")
+	assert.Len(t, histCounts[float64](t, ms, telemetry.MetricRunDuration), 1)
 }

@@ -48,6 +48,10 @@ func (s *Server) check(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
+	if len(data) > maxCheckedPlan {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, errPlanTooLarge)
+		return
+	}
 	v := &checkView{CSRF: s.g.csrf(r), Plan: string(data), Checked: true, Name: name}
 	var copts []critic.Option
 	var popts []plan.Option

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -17,6 +18,19 @@ import (
 // keepAlive is how long a stream may stay silent: a comment line then
 // tells a proxy between the page and the server that it is alive.
 const keepAlive = 15 * time.Second
+
+// writeTimeout bounds each write of a stream. A stream lasts as long as
+// its page, beyond any write timeout of the http.Server; its writes get
+// a deadline of their own, so that a page that stops reading is let go.
+const writeTimeout = 30 * time.Second
+
+// defaultMaxStreams is how many live streams a server keeps open at once
+// unless told: each reads the journal every poll.
+const defaultMaxStreams = 64
+
+// errTooManyStreams: a page asked for a live stream while the server
+// keeps as many open as it may.
+var errTooManyStreams = errors.New("too many live pages are open")
 
 // errGone: the page a stream was for is gone.
 var errGone = errors.New("the page is gone")
@@ -36,15 +50,28 @@ type stream struct {
 	sent time.Time // when it last wrote
 }
 
-// stream starts a stream of events on w; nil when w cannot stream. The
-// handler closes it before it returns.
+// stream starts a stream of events on w; nil when w cannot stream, or
+// when the server keeps as many streams open as it may: the handler has
+// answered then. The handler closes it before it returns.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) *stream {
+	if s.streams.Add(1) > int64(s.o.MaxStreams) {
+		s.streams.Add(-1)
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("dagent serve: %v (%d): close some, or reload this page later", errTooManyStreams, s.o.MaxStreams), http.StatusServiceUnavailable)
+		return nil
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// A stream reads nothing more of its request: the server's read
+	// timeout, which would end it, does not apply. Not every
+	// ResponseWriter has deadlines: one without has no timeouts either.
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	w.WriteHeader(http.StatusOK)
 	if err := rc.Flush(); err != nil {
+		s.streams.Add(-1)
 		return nil
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -52,6 +79,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) *stream {
 	st := &stream{ctx: ctx, cancel: cancel, done: make(chan struct{}), w: w, rc: rc, sent: time.Now()}
 	go func() {
 		defer close(st.done)
+		defer s.streams.Add(-1)
 		defer stop()
 		t := time.NewTicker(keepAlive / 3)
 		defer t.Stop()
@@ -122,6 +150,7 @@ func (st *stream) write(b []byte) bool {
 		return false
 	}
 	st.sent = time.Now()
+	_ = st.rc.SetWriteDeadline(st.sent.Add(writeTimeout))
 	if _, err := st.w.Write(b); err != nil {
 		return false
 	}

@@ -3,6 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +15,7 @@ import (
 
 	"github.com/dagent-dev/dagent/agent"
 	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/store"
 	"github.com/dagent-dev/dagent/web"
 )
 
@@ -93,21 +98,105 @@ func TestRunPageFollowsTheJournal(t *testing.T) {
 	require.Equal(t, "slow", <-g.started)
 
 	ev := openSSE(t, browser(t), srv.URL+"/runs/live/live?after=0")
+	var all []state
 	seen := until(t, ev, func(st state) bool { return st.task("slow") == "running" })
+	all = append(all, seen...)
 	assert.Equal(t, "pending", seen[len(seen)-1].task("after"))
 	assert.Equal(t, "running", seen[len(seen)-1].Status)
 	g.release <- struct{}{}
-	until(t, ev, func(st state) bool { return st.task("slow") == "done" && st.task("after") == "running" })
+	all = append(all, until(t, ev, func(st state) bool { return st.task("slow") == "done" && st.task("after") == "running" })...)
 	g.release <- struct{}{}
 	seen = until(t, ev, func(st state) bool { return st.Status == "completed" })
+	all = append(all, seen...)
 	require.NoError(t, <-done)
 	last := seen[len(seen)-1]
 	assert.Equal(t, "done", last.task("after"))
 
-	// Every event came once, in order.
-	all := until(t, openSSE(t, browser(t), srv.URL+"/runs/live/live?after=2"), func(state) bool { return true })
-	require.NotEmpty(t, all[0].Events)
-	assert.Equal(t, 3, all[0].Events[0].Seq, "the stream goes on after the event the page shows")
+	// Every event of the run came once, in order, over the stream.
+	journaled, err := s.EventsAfter(context.Background(), "live", 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, journaled)
+	var want, got []int
+	for _, e := range journaled {
+		want = append(want, e.Seq)
+	}
+	for _, st := range all {
+		for _, e := range st.Events {
+			got = append(got, e.Seq)
+		}
+	}
+	assert.Equal(t, want, got)
+
+	// A stream goes on after the event its page shows.
+	from := until(t, openSSE(t, browser(t), srv.URL+"/runs/live/live?after=2"), func(state) bool { return true })
+	require.NotEmpty(t, from[0].Events)
+	assert.Equal(t, 3, from[0].Events[0].Seq)
+}
+
+func TestLiveStreamOfAnUnknownRun(t *testing.T) {
+	srv, _ := serve(t, web.Options{Store: journal(t), Poll: 20 * time.Millisecond})
+	resp, body := get(t, browser(t), srv.URL+"/runs/nope/live?after=0")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Contains(t, body, `no run "nope" in the journal`)
+}
+
+// loads counts the runs read whole from a store.
+type loads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (l *loads) Load(ctx context.Context, id string) (*store.Record, error) {
+	l.n.Add(1)
+	return l.Store.Load(ctx, id)
+}
+
+// The pages of a run read it once for all of them, and only when a task
+// changes: its events come as they are.
+func TestPagesOfARunReadItOnce(t *testing.T) {
+	s := &loads{Store: journal(t)}
+	srv, _ := serve(t, web.Options{Store: s, Poll: 20 * time.Millisecond})
+	g := newGated()
+	done := make(chan error, 1)
+	go func() {
+		_, err := durable.Start(context.Background(), s.Store, durable.Spec{Plan: mustPlan(t, `{"tasks": [
+			{"id": "slow", "agent": "gate", "input": "x"},
+			{"id": "after", "agent": "gate", "input": "y", "depends_on": ["slow"]}]}`)}, durable.WithAgent("gate", g), durable.WithRunID("live"))
+		done <- err
+	}()
+	require.Equal(t, "slow", <-g.started)
+	const pages = 5
+	var streams []*sse
+	for range pages {
+		ev := openSSE(t, browser(t), srv.URL+"/runs/live/live?after=0")
+		until(t, ev, func(st state) bool { return st.task("slow") == "running" })
+		streams = append(streams, ev)
+	}
+	assert.Equal(t, int64(1), s.n.Load(), "the pages of a run read it once")
+
+	s.n.Store(0)
+	g.release <- struct{}{}
+	require.Equal(t, "after", <-g.started)
+	for _, ev := range streams {
+		until(t, ev, func(st state) bool { return st.task("slow") == "done" && st.task("after") == "running" })
+	}
+	assert.Less(t, s.n.Load(), int64(pages), "a change is read once, not once a page: %d reads", s.n.Load())
+	g.release <- struct{}{}
+	require.NoError(t, <-done)
+}
+
+func TestTaskPageStreamsNoTimeline(t *testing.T) {
+	s := journal(t)
+	start(t, s, "r1", reviewPlan)
+	srv, _ := serve(t, web.Options{Store: s, Poll: 20 * time.Millisecond})
+	c := browser(t)
+	_, page := get(t, c, srv.URL+"/runs/r1/tasks/draft")
+	m := regexp.MustCompile(`data-live="(/runs/r1/live\?after=(\d+))"`).FindStringSubmatch(page)
+	require.NotNil(t, m, "the task page follows its run")
+	assert.NotEqual(t, "0", m[2], "from the run's last event")
+	first := until(t, openSSE(t, c, srv.URL+m[1]), func(state) bool { return true })
+	assert.Empty(t, first[0].Events, "the page shows no timeline of the run: none is sent")
+	assert.Equal(t, "waiting", first[0].Status)
 }
 
 func TestRunsPageFollowsTheJournal(t *testing.T) {
@@ -143,4 +232,57 @@ func TestRunsPageFollowsTheJournal(t *testing.T) {
 	require.Len(t, r.Rows, 2)
 	assert.Equal(t, "second", r.Rows[0].ID)
 	assert.Equal(t, 2, r.Total)
+}
+
+// serveTimed starts the server of o as serve does, on an http.Server with
+// read and write timeouts of d.
+func serveTimed(t *testing.T, o web.Options, d time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = d, d
+	o.Addr = srv.Listener.Addr().String()
+	h, err := web.New(o)
+	require.NoError(t, err)
+	srv.Config.Handler = h
+	srv.Start()
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return srv
+}
+
+func TestStreamsOutliveTheServersTimeouts(t *testing.T) {
+	s := journal(t)
+	srv := serveTimed(t, web.Options{Store: s, Poll: 20 * time.Millisecond}, 200*time.Millisecond)
+	ev := openSSE(t, browser(t), srv.URL+"/live")
+	kind, _, err := ev.next()
+	require.NoError(t, err)
+	require.Equal(t, "runs", kind)
+	time.Sleep(600 * time.Millisecond)
+	start(t, s, "later", reviewPlan)
+	kind, data, err := ev.next()
+	require.NoError(t, err, "the stream goes on past the server's read and write timeouts")
+	assert.Equal(t, "runs", kind)
+	assert.Contains(t, data, `"id":"later"`)
+}
+
+func TestLiveStreamsAreBounded(t *testing.T) {
+	srv, _ := serve(t, web.Options{Store: journal(t), Poll: 20 * time.Millisecond, MaxStreams: 2})
+	c := browser(t)
+	first := openSSE(t, c, srv.URL+"/live")
+	openSSE(t, c, srv.URL+"/live?status=waiting")
+	resp, body := get(t, c, srv.URL+"/live")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "30", resp.Header.Get("Retry-After"))
+	assert.Contains(t, body, "too many live pages are open (2): close some, or reload this page later")
+
+	// A page that goes away makes room for another.
+	first.body.Close()
+	assert.Eventually(t, func() bool {
+		resp, err := c.Get(srv.URL + "/live")
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
 }

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -279,4 +280,53 @@ func TestTimelineWords(t *testing.T) {
 	assert.Contains(t, page, "<td>reused the cached plan of 1 task</td>")
 	assert.Contains(t, page, "<td>replanning halted (max_replans): the replans reached their limit</td>")
 	assert.NotContains(t, page, "mission_planned")
+}
+
+func TestUploadsLeaveNoFiles(t *testing.T) {
+	// A part of a multipart form larger than what is kept in memory is
+	// written to a file of the temporary directory.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	srv, _ := serve(t, web.Options{Store: journal(t)})
+	code, page := checkPlan(t, browser(t), srv.URL, strings.Repeat("x", 3<<19), "big.json")
+	require.Equal(t, http.StatusOK, code, page)
+	assert.Contains(t, page, "Review of big.json:")
+	assert.Eventually(t, func() bool {
+		left, err := filepath.Glob(filepath.Join(tmp, "multipart-*"))
+		require.NoError(t, err)
+		return len(left) == 0
+	}, 2*time.Second, 20*time.Millisecond, "the upload's file is removed once the page is served")
+}
+
+func TestPlanCheckerTakesPlansOfAFewMiB(t *testing.T) {
+	srv, _ := serve(t, web.Options{Store: journal(t)})
+	c := browser(t)
+	const limit = 4 << 20
+	for _, tt := range []struct {
+		name, upload string
+		size, code   int
+	}{
+		{name: "pasted, at the limit", size: limit, code: http.StatusOK},
+		{name: "pasted, a byte over", size: limit + 1, code: http.StatusRequestEntityTooLarge},
+		{name: "pasted, far over", size: 5 * limit, code: http.StatusRequestEntityTooLarge},
+		{name: "uploaded, a byte over", upload: "big.json", size: limit + 1, code: http.StatusRequestEntityTooLarge},
+		{name: "uploaded, far over", upload: "big.json", size: 5 * limit, code: http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, page := checkPlan(t, c, srv.URL, strings.Repeat(" ", tt.size-2)+"{}", tt.upload)
+			require.Equal(t, tt.code, code)
+			if code != http.StatusOK {
+				assert.Contains(t, page, "the plan checker takes plans of up to 4 MiB: check a larger one with dagent lint")
+			}
+		})
+	}
+	t.Run("url-encoded, far over", func(t *testing.T) {
+		_, form := get(t, c, srv.URL+"/check")
+		resp, err := c.PostForm(srv.URL+"/check", url.Values{"csrf": {csrf(t, form)}, "plan": {strings.Repeat("x", 5*limit)}})
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		assert.Contains(t, string(body), "the plan checker takes plans of up to 4 MiB")
+	})
 }

@@ -112,6 +112,8 @@ func TestBadDecisions(t *testing.T) {
 		{"output of a rejection", "waits", "approve", url.Values{"decision": {"reject"}, "output": {`"x"`}}, http.StatusBadRequest, "a rejected review has no output"},
 		{"a long name", "waits", "approve", url.Values{"decision": {"approve"}, "by": {strings.Repeat("n", 101)}}, http.StatusBadRequest, "at most 100 characters"},
 		{"a name of two lines", "waits", "approve", url.Values{"decision": {"approve"}, "by": {"Ada\nLovelace"}}, http.StatusBadRequest, "one line"},
+		{"an output over the form's limit", "waits", "approve", url.Values{"decision": {"approve"}, "output": {`"` + strings.Repeat("x", 1<<20) + `"`}},
+			http.StatusRequestEntityTooLarge, "a decision&#39;s form holds at most 1 MiB"},
 		{"not a review", "waits", "draft", url.Values{"decision": {"approve"}}, http.StatusConflict, "does not wait for a review of &#34;draft&#34;"},
 		{"a run that does not wait", "done", "a", url.Values{"decision": {"approve"}}, http.StatusConflict, "the run is completed"},
 	} {

@@ -1,11 +1,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dagent-dev/dagent/durable"
@@ -135,9 +138,7 @@ func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 		events, v.Earlier, v.AllEvents = events[n-maxEvents:], n-maxEvents, runHref(run.ID)+"?events=all"
 	}
 	v.Events = eventRows(run.ID, events)
-	if n := len(events); n > 0 {
-		v.Seq = events[n-1].Seq
-	}
+	v.Seq = lastSeq(run)
 	v.Live += "?after=" + strconv.Itoa(v.Seq)
 	if p := run.Plan(); p != nil {
 		v.Graph = drawn(p, run)
@@ -146,6 +147,14 @@ func (s *Server) runView(r *http.Request, run *durable.Run) *runView {
 		v.Reviews = reviews(run)
 	}
 	return v
+}
+
+// lastSeq is the number of run's last event; 0 for none.
+func lastSeq(run *durable.Run) int {
+	if n := len(run.Record.Events); n > 0 {
+		return run.Record.Events[n-1].Seq
+	}
+	return 0
 }
 
 // drawn lays p out, each task in its state on the run, linked to its page.
@@ -224,12 +233,29 @@ func visible(s string) string { return prose.Visible(s) }
 // runLive streams a run page's changes: every event appended after the
 // one of ?after=, and the run's status and tasks when they change. It
 // follows the run while a live process runs it, and then watches for it
-// to start again: a resume, here or in another process.
+// to start again: a resume, here or in another process. A run the journal
+// does not hold is a 404, before any stream starts.
+//
+// The events come from [durable.Watch], which reads only those after the
+// last it passed on. The run is read again for its tasks' states only
+// when the events say a task's state changed, once for all the pages that
+// follow it ([follows]).
 func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after, err := strconv.Atoi(r.URL.Query().Get("after"))
 	if err != nil || after < 0 {
 		http.Error(w, "after: want the number of the last event the page shows", http.StatusBadRequest)
+		return
+	}
+	f := s.follows.follow(id)
+	defer s.follows.stop(id)
+	run, err := f.read(r.Context(), s.o.Store, after)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && run.ID != id:
+		http.Error(w, fmt.Sprintf("no run %q in the journal", id), http.StatusNotFound)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	st := s.stream(w, r)
@@ -239,33 +265,54 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	defer st.close()
 	ctx := st.ctx
 	var last runState
-	// send sends the run's state when it changed; false once the page is
-	// gone.
-	send := func() bool {
-		run, err := durable.Load(ctx, s.o.Store, id)
-		if err != nil {
-			return ctx.Err() == nil && st.send("failure", failureDoc(err))
-		}
+	// send sends the state of run, with events, when it changed; false
+	// once the page is gone.
+	send := func(run *durable.Run, events []store.Event) bool {
 		status, live := run.Shown()
 		now := runState{Status: string(status), Resume: s.resumeView(run.ID).key(), Tasks: taskRows(run, status, live)}
-		for _, e := range run.Record.Events {
+		for _, e := range events {
 			if e.Seq > after {
 				now.Events = append(now.Events, eventRows(run.ID, []store.Event{e})...)
 				after = e.Seq
 			}
 		}
-		if len(now.Events) == 0 && now.Status == last.Status && now.Resume == last.Resume && equalRows(now.Tasks, last.Tasks) {
+		if len(now.Events) == 0 && now.Status == last.Status && now.Resume == last.Resume && slices.Equal(now.Tasks, last.Tasks) {
 			return true
 		}
 		last = now
 		return st.send("state", now)
 	}
-	if !send() {
+	// reread reads the run again, as new as the events up to seq at
+	// least: nil when it cannot, which the page is told of. It reports
+	// false once the page is gone, or the run is: the stream ends, and the
+	// page's next one is a 404.
+	reread := func(seq int) (*durable.Run, bool) {
+		run, err := f.read(ctx, s.o.Store, seq)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			st.send("failure", failureDoc(err))
+			return nil, false
+		case err != nil:
+			return nil, ctx.Err() == nil && st.send("failure", failureDoc(err))
+		}
+		return run, true
+	}
+	if !send(run, run.Record.Events) {
 		return
 	}
 	for {
-		status, err := durable.Watch(ctx, s.o.Store, id, after, s.o.Poll, func([]store.Event) error {
-			if !send() {
+		status, err := durable.Watch(ctx, s.o.Store, id, after, s.o.Poll, func(events []store.Event) error {
+			if tasksChanged(events) {
+				next, ok := reread(events[len(events)-1].Seq)
+				if !ok {
+					return errGone
+				}
+				if next != nil {
+					run = next
+				}
+			}
+			// The events, whether or not the run could be read again.
+			if !send(run, events) {
 				return errGone
 			}
 			return nil
@@ -278,9 +325,18 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case string(status) != last.Status || s.resumeView(id).key() != last.Resume:
-			// It stopped, or a resume of this server started or ended.
-			if !send() {
+			// It stopped, or a resume of this server started or ended:
+			// what the events did not say, the run read again does.
+			f.stale()
+			next, ok := reread(after)
+			if !ok {
 				return
+			}
+			if next != nil {
+				run = next
+				if !send(run, nil) {
+					return
+				}
 			}
 		}
 		if !st.wait(statusEvery) {
@@ -289,16 +345,85 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func equalRows(a, b []taskRow) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// tasksChanged reports whether events change the state of a task of the
+// run page: its status, attempts, duration, tokens or diagnosis.
+func tasksChanged(events []store.Event) bool {
+	for _, e := range events {
+		switch runner.EventKind(e.Kind) {
+		case runner.EventRunStarted, runner.EventRunFinished, runner.EventTaskStarted, runner.EventTaskRetried,
+			runner.EventTaskFinished, runner.EventTaskFailed, runner.EventTaskSkipped, runner.EventTaskWaiting:
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// follows are the runs live pages follow, each read once for all of
+// them: a change is read once, however many pages show it.
+type follows struct {
+	mu   sync.Mutex
+	runs map[string]*followed
+}
+
+// followed is a run live pages follow.
+type followed struct {
+	id    string
+	pages int // under follows.mu
+
+	mu  sync.Mutex
+	run *durable.Run // the run as last read; nil: read it again
+	seq int          // the last event run holds
+}
+
+// follow counts one more page of run id, and returns it.
+func (fs *follows) follow(id string) *followed {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.runs == nil {
+		fs.runs = map[string]*followed{}
+	}
+	f := fs.runs[id]
+	if f == nil {
+		f = &followed{id: id}
+		fs.runs[id] = f
+	}
+	f.pages++
+	return f
+}
+
+// stop counts one page of run id less: a run no page follows is let go.
+func (fs *follows) stop(id string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f := fs.runs[id]; f != nil {
+		if f.pages--; f.pages == 0 {
+			delete(fs.runs, id)
+		}
+	}
+}
+
+// read returns the run as read last if it holds the events up to seq,
+// else reads it again. The pages of the run wait for one read.
+func (f *followed) read(ctx context.Context, s store.Store, seq int) (*durable.Run, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run != nil && f.seq >= seq {
+		return f.run, nil
+	}
+	run, err := durable.Load(ctx, s, f.id)
+	if err != nil {
+		return nil, err
+	}
+	f.run, f.seq = run, lastSeq(run)
+	return run, nil
+}
+
+// stale makes the next read read the run again: what changed is not in
+// the events (the run's status, its owner).
+func (f *followed) stale() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.run = nil
 }
 
 // taskView is a task's page.
@@ -339,7 +464,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	}
 	status, live := run.Shown()
 	v := &taskView{RunID: run.ID, RunHref: runHref(run.ID), RunStatus: string(status), taskRow: taskRowOf(run.ID, t.TaskView, status, live),
-		Started: stamp(t.Started), Error: visible(t.Error), Diagnosis: visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=0"}
+		Started: stamp(t.Started), Error: visible(t.Error), Diagnosis: visible(t.Diagnosis), Live: runHref(run.ID) + "/live?after=" + strconv.Itoa(lastSeq(run))}
 	if pt := t.Plan; pt != nil {
 		v.Agent, v.Type, v.Input = visible(pt.Agent), string(pt.Type), visible(t.Input)
 		for _, dep := range pt.DependsOn {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dagent-dev/dagent/plan"
@@ -59,11 +61,9 @@ type Options struct {
 	Metrics http.Handler
 	// Observer, when set, is given the events the journal gets while the
 	// server runs — of the runs other processes run, and of those its
-	// decisions resume — as the runner's events ([store.Event.Runner],
-	// with the class of a task's failure, which the journal keeps in the
-	// event's data): each once, in order within each run, from one
-	// goroutine that reads the journal every second, or every Poll when
-	// that is longer. A run under way when the server starts is observed
+	// decisions resume — as the runner's events ([store.Event.Runner]):
+	// each once, in order within each run, from one goroutine that reads
+	// the journal every second, or every Poll when that is longer. A run under way when the server starts is observed
 	// from there on: what happened before the server started is not
 	// given, so that an observer counting events — the metrics served at
 	// /metrics — counts each once however often the server restarts.
@@ -71,6 +71,11 @@ type Options struct {
 	// Poll is how often a live page reads the journal for what changed;
 	// 0 is 250ms.
 	Poll time.Duration
+	// MaxStreams bounds the live streams open at once, each a page that
+	// follows the journal and reads it every Poll: a page that asks for
+	// one more is answered 503 Service Unavailable, and is not live. 0 is
+	// 64.
+	MaxStreams int
 }
 
 // Server is the web view of a journal: an [http.Handler] of the runs, each
@@ -91,6 +96,11 @@ type Server struct {
 	// tailing ends when the Observer's reader does.
 	tailing sync.WaitGroup
 
+	// streams counts the live streams open.
+	streams atomic.Int64
+	// follows are the runs live pages follow.
+	follows follows
+
 	mu       sync.Mutex
 	deciding map[string]*resumeState // by run id
 }
@@ -110,6 +120,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Poll <= 0 {
 		o.Poll = defaultPoll
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = defaultMaxStreams
 	}
 	g, err := newGuard(o)
 	if err != nil {
@@ -133,9 +146,9 @@ func New(o Options) (*Server, error) {
 	m.HandleFunc("GET /runs/{id}", s.run)
 	m.HandleFunc("GET /runs/{id}/live", s.runLive)
 	m.HandleFunc("GET /runs/{id}/tasks/{task}", s.task)
-	m.HandleFunc("POST /runs/{id}/reviews/{task}", s.posted(s.decide))
+	m.HandleFunc("POST /runs/{id}/reviews/{task}", s.posted(decisionForm, s.decide))
 	m.HandleFunc("GET /check", s.checkForm)
-	m.HandleFunc("POST /check", s.posted(s.check))
+	m.HandleFunc("POST /check", s.posted(checkForm, s.check))
 	if o.Metrics != nil {
 		m.Handle("GET /metrics", o.Metrics)
 	}
@@ -156,24 +169,57 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // resumes the server started — their runs stop as cancelled, to be
 // resumed — and waits for them.
 func (s *Server) Close() error {
+	// Under mu: a decision being accepted has either counted its resume,
+	// which Wait then waits for, or finds the server closing.
+	s.mu.Lock()
 	s.cancel()
+	s.mu.Unlock()
 	s.tailing.Wait()
 	s.resumes.Wait()
 	return nil
 }
 
+// form is what a form's body may hold, and what the page says of one
+// that holds more.
+type form struct {
+	limit    int64
+	tooLarge error
+}
+
+// maxCheckedPlan bounds a plan given to the plan checker, pasted or
+// uploaded. A check holds the plan several times over — its text, the
+// parsed plan, the critic's review, the graph and the page that shows
+// them, some seven times the plan's size in all — and anyone who may use
+// the page may post one: 4 MiB holds a plan of the 10,000 tasks plan.Parse
+// takes at most, with a few lines of input each, and keeps a check to some
+// tens of MiB. A larger plan is for dagent lint, which takes up to
+// plan.Limits.MaxPlanBytes.
+const maxCheckedPlan = 4 << 20
+
+// errPlanTooLarge: a plan posted to the checker is over maxCheckedPlan.
+var errPlanTooLarge = fmt.Errorf("the plan checker takes plans of up to %d MiB: check a larger one with dagent lint", maxCheckedPlan>>20)
+
+var (
+	// checkForm holds a plan, and room for the rest of the form.
+	checkForm = form{limit: maxCheckedPlan + 64<<10, tooLarge: errPlanTooLarge}
+	// decisionForm holds a decision: a name, a comment and an output
+	// typed in.
+	decisionForm = form{limit: 1 << 20, tooLarge: errors.New("a decision's form holds at most 1 MiB: give a larger output with dagent resume --reviews FILE")}
+)
+
 // posted refuses a request that changes state unless it comes from a page
-// of this server.
-func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
+// of this server, or when its form holds more than f allows.
+func (s *Server) posted(f form, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxPostBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, f.limit)
+		defer removeUploads(r)
 		if err := s.g.checkPost(r); err != nil {
 			var tooLarge *http.MaxBytesError
 			switch {
 			case errors.Is(err, errForged):
 				s.fail(w, r, http.StatusForbidden, err)
 			case errors.As(err, &tooLarge):
-				s.fail(w, r, http.StatusRequestEntityTooLarge, err)
+				s.fail(w, r, http.StatusRequestEntityTooLarge, f.tooLarge)
 			default:
 				s.fail(w, r, http.StatusBadRequest, err)
 			}
@@ -183,6 +229,12 @@ func (s *Server) posted(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// maxPostBytes bounds a form: a plan of the largest size plan.Parse
-// accepts, and room for the rest of the form.
-var maxPostBytes = int64(plan.DefaultLimits().MaxPlanBytes) + 1<<20
+// removeUploads removes the files that parsing r's multipart form wrote.
+// net/http removes those of the request it handed its handler, and r is
+// a copy of it (the guard adds the session to its context): a request's
+// files would otherwise stay on disk.
+func removeUploads(r *http.Request) {
+	if r.MultipartForm != nil {
+		r.MultipartForm.RemoveAll()
+	}
+}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -182,14 +181,6 @@ func (t *tail) give(id string, e store.Event) {
 	ev, err := e.Runner(id)
 	if err != nil {
 		return
-	}
-	if ev.Kind == runner.EventTaskFailed {
-		// The runner's event has its failure's class in its error, which
-		// the journal keeps as text: the class is in the event's data.
-		var d store.EventData
-		if json.Unmarshal(e.Data, &d) == nil {
-			ev.Class = runner.Class(d.Class)
-		}
 	}
 	t.obs.Observe(ev)
 }

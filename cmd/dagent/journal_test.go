@@ -323,6 +323,41 @@ func TestResumeRejects(t *testing.T) {
 	assert.Contains(t, taskField(t, doc, "ok", "error"), "rejected by the reviewer")
 }
 
+// TestRefusedResumeRecordsNoDecision resumes a waiting run on a registry
+// its plan is not valid on: the resume is refused, and the journal does
+// not say the review was decided.
+func TestRefusedResumeRecordsNoDecision(t *testing.T) {
+	dir := t.TempDir()
+	reg, log := workRegistry(t, dir)
+	planPath := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planPath, []byte(`{"tasks": [
+		{"id": "ok", "type": "human_review", "input": "Right?"},
+		{"id": "c", "agent": "work", "depends_on": ["ok"]}]}`), 0o600))
+	other := filepath.Join(dir, "other.yaml")
+	require.NoError(t, os.WriteFile(other, []byte(shRegistry), 0o600))
+	db := filepath.Join(dir, "runs.db")
+	code, doc, stderr := runJSON(t, planPath, "--registry", reg, "--db", db)
+	require.Equal(t, exitWaiting, code, stderr)
+	id := doc["run_id"].(string)
+
+	for _, decision := range []string{"ok=approve", "ok=reject"} {
+		code, stdout, stderr := dagent(t, "", "resume", id, "--db", db, "--registry", other, "--review", decision)
+		require.Equal(t, exitInvalid, code, stdout+stderr)
+		assert.Contains(t, stderr, "the plan of run "+id+" is no longer valid")
+	}
+	code, stdout, stderr := dagent(t, "", "show", id, "--db", db)
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "run "+id+"  waiting\n"), stdout)
+	assert.NotContains(t, stdout, "approved by")
+	assert.NotContains(t, stdout, "rejected by")
+
+	code, stdout, stderr = dagent(t, "", "resume", id, "--db", db, "--review", "ok=approve")
+	require.Equal(t, exitOK, code, stdout+stderr)
+	_, stdout, _ = dagent(t, "", "show", id, "--db", db)
+	assert.Equal(t, 1, strings.Count(stdout, "ok: approved by "), stdout)
+	assert.Len(t, sideEffects(t, log), 1)
+}
+
 func resumeJSON(t *testing.T, args ...string) (int, map[string]any, string) {
 	t.Helper()
 	code, stdout, stderr := dagent(t, "", append([]string{"resume", "--format", "json"}, args...)...)

@@ -44,10 +44,11 @@
 // answers from such a recording, with no server and no key.
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT set (or a signal's own endpoint), the
-// runs and the model calls are exported over OTLP as OpenTelemetry traces
-// and metrics; without, nothing is. dagent serve serves the metrics of the
-// runs its journal gets at /metrics, for Prometheus. See
-// docs/observability.md.
+// commands that run plans or plan them (run, resume, plan, serve) export
+// the runs and the model calls over OTLP as OpenTelemetry traces and
+// metrics; without, and for every other command, nothing is set up. dagent
+// serve serves the metrics of the runs its journal gets at /metrics, for
+// Prometheus. See docs/observability.md.
 package main
 
 import (
@@ -104,20 +105,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out, errOut := prose.NewWriter(stdout), prose.NewWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	stopOTel, err := startOTel(os.Getenv, errOut)
-	if err != nil {
-		fmt.Fprintln(errOut, "dagent:", err)
-		return exitUsage
-	}
-	defer stopOTel()
-	return execute(args, stdin, out, errOut)
+	export := &otelExport{getenv: os.Getenv, stderr: errOut}
+	defer export.stop()
+	return execute(args, stdin, out, errOut, export)
 }
 
-// execute runs the command line. A command asked for --format json that
-// fails before it prints its document prints a JSON error document
-// instead.
-func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return program.Execute(func(out io.Writer) *cobra.Command { return newRoot(stdin, out, stderr) }, args, stdout, stderr)
+// execute runs the command line; a command that exports telemetry starts
+// export before it runs. A command asked for --format json that fails
+// before it prints its document prints a JSON error document instead.
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer, export *otelExport) int {
+	return program.Execute(func(out io.Writer) *cobra.Command {
+		root := newRoot(stdin, out, stderr)
+		root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return export.start(cmd) }
+		return root
+	}, args, stdout, stderr)
 }
 
 // program is dagent to [climain]: the errors that need no LLM to be

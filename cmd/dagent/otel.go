@@ -30,6 +30,7 @@ import (
 	"github.com/dagent-dev/dagent/llm"
 	"github.com/dagent-dev/dagent/llm/openai"
 	"github.com/dagent-dev/dagent/telemetry"
+	"github.com/spf13/cobra"
 )
 
 // The process exports its runs' traces and metrics over OTLP when the
@@ -44,6 +45,40 @@ import (
 // OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none and
 // OTEL_METRICS_EXPORTER=none turn it off. With none of that, nothing is
 // set up: no exporter, no goroutine, no connection.
+
+// exportingCommands are the commands that export: those that run plans or
+// plan them. The others — lint, fmt, show, version... — set up nothing,
+// whatever the environment says: a CI machine's variables, meant for
+// other tools, cost them nothing.
+var exportingCommands = map[string]bool{"run": true, "resume": true, "plan": true, "serve": true}
+
+// otelExport is the process's export, started by the command that runs
+// when it is one of exportingCommands, and stopped at exit.
+type otelExport struct {
+	getenv func(string) string
+	stderr io.Writer
+	end    func() // nil until started
+}
+
+// start starts the export the environment asks for, when cmd exports.
+func (x *otelExport) start(cmd *cobra.Command) error {
+	if x.end != nil || !cmd.HasParent() || cmd.Parent().HasParent() || !exportingCommands[cmd.Name()] {
+		return nil
+	}
+	end, err := startOTel(x.getenv, x.stderr)
+	if err != nil {
+		return err
+	}
+	x.end = end
+	return nil
+}
+
+// stop flushes and stops the export, if it started.
+func (x *otelExport) stop() {
+	if x.end != nil {
+		x.end()
+	}
+}
 
 // otelObserver is the process's [telemetry.Observer] while it exports;
 // nil otherwise.

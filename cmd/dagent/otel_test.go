@@ -97,10 +97,52 @@ func TestStartOTelWithoutEndpointSetsNothingUp(t *testing.T) {
 func TestBadOTelVariableIsAUsageError(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
-	code, stdout, stderr := dagent(t, "", "version")
+	code, stdout, stderr := dagent(t, `{"tasks": [{"id": "a", "type": "human_review"}]}`, "run", "-", "--no-journal")
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "dagent: OTEL_EXPORTER_OTLP_PROTOCOL is \"http/json\": dagent exports over grpc or http/protobuf\n", stderr)
+}
+
+// TestOnlyRunsExport: the commands that neither run nor plan set nothing
+// up, whatever the OpenTelemetry variables say: they connect to no
+// collector, wait for none at exit, and take no variable for an error.
+func TestOnlyRunsExport(t *testing.T) {
+	// A collector that accepts connections and never answers: an export
+	// at exit would wait for it.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { lis.Close() })
+	var connections atomic.Int64
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			connections.Add(1)
+			t.Cleanup(func() { conn.Close() })
+		}
+	}()
+	dir := writeFiles(t, map[string]string{"plan.json": `{"agents": {"w": {"prompt": "You write."}}, "tasks": [{"id": "a", "agent": "w", "input": "x"}]}`})
+	plan := filepath.Join(dir, "plan.json")
+	for _, env := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + lis.Addr().String()},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + lis.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + lis.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+	} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		for _, args := range [][]string{{"version"}, {"lint", plan}, {"fmt", plan}, {"graph", plan}, {"schema"}} {
+			began := time.Now()
+			code, _, stderr := dagent(t, "", args...)
+			assert.Equal(t, exitOK, code, "%v %v: %s", env, args, stderr)
+			assert.Empty(t, stderr, "%v %v", env, args)
+			assert.Less(t, time.Since(began), 2*time.Second, "%v %v", env, args)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	assert.Zero(t, connections.Load(), "no command connected to the collector")
 }
 
 // collector receives OTLP exports, over HTTP or gRPC.
@@ -334,4 +376,13 @@ func TestRunWithoutOTelVariablesExportsNothing(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	time.Sleep(100 * time.Millisecond)
 	assert.Zero(t, connections.Load())
+}
+
+func TestExportingCommandsAreCommands(t *testing.T) {
+	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	for name := range exportingCommands {
+		cmd, _, err := root.Find([]string{name})
+		require.NoError(t, err, name)
+		assert.Equal(t, name, cmd.Name())
+	}
 }

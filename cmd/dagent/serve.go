@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -140,7 +139,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	ctx, stop := interruptible(cmd)
 	defer stop()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := httpServer(ctx, h)
 	addr := "http://" + ln.Addr().String() + "/"
 	if f.token != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dagent: serving %s at %s (open it once with ?token=TOKEN; Ctrl-C stops)\n", s.Path(), addr)

@@ -386,6 +386,7 @@ func testExactEvents(t *testing.T, k *kit) {
 				{Kind: runner.EventPhaseFinished, Phase: 1},
 				{Kind: runner.EventPhaseStarted, Phase: 2},
 				{Kind: runner.EventTaskStarted, TaskID: "g", Attempt: 1},
+				{Kind: runner.EventTaskVerified, TaskID: "g", Attempt: 1},
 				{Kind: runner.EventTaskFailed, TaskID: "g", Attempt: 1},
 				{Kind: runner.EventTaskSkipped, TaskID: "d"},
 				{Kind: runner.EventTaskSkipped, TaskID: "e"},

@@ -45,13 +45,43 @@
     if (href) a.href = href;
   }
 
+  // follow opens the live stream of section's page. What the server could
+  // not read, and a stream that ended for good (the run is gone, the
+  // server keeps as many streams open as it may), are said at the top of
+  // the section; the next update clears it.
+  function follow(section) {
+    const es = new EventSource(section.dataset.live);
+    const note = document.createElement('p');
+    note.className = 'error live';
+    note.hidden = true;
+    section.prepend(note);
+    const say = (text) => {
+      note.textContent = text;
+      note.hidden = false;
+    };
+    es.addEventListener('failure', (ev) => {
+      let why = 'the server could not read the journal';
+      try {
+        why = JSON.parse(ev.data).error || why;
+      } catch (e) {
+        // A failure without a reason: said as such.
+      }
+      say('Live updates: ' + why);
+    });
+    es.addEventListener('error', () => {
+      if (es.readyState === EventSource.CLOSED) say('Live updates stopped: reload the page to follow the journal again.');
+    });
+    for (const kind of ['runs', 'state']) es.addEventListener(kind, () => { note.hidden = true; });
+    return es;
+  }
+
   // The runs page: its rows as the server sends them.
   function runsPage(section) {
     for (const box of document.querySelectorAll('.filters input[type=checkbox]')) {
       box.addEventListener('change', () => box.form.submit());
     }
     const rows = document.getElementById('rows');
-    const es = new EventSource(section.dataset.live);
+    const es = follow(section);
     es.addEventListener('runs', (ev) => {
       const v = JSON.parse(ev.data);
       const body = document.createDocumentFragment();
@@ -81,7 +111,7 @@
     const events = document.getElementById('events');
     let seq = 0;
     for (const tr of events.querySelectorAll('tr[data-seq]')) seq = Math.max(seq, Number(tr.dataset.seq));
-    const es = new EventSource(section.dataset.live);
+    const es = follow(section);
     es.addEventListener('state', (ev) => {
       const st = JSON.parse(ev.data);
       if (st.status !== section.dataset.status || st.resume !== section.dataset.resume) {
@@ -120,7 +150,7 @@
 
   // A task's page reloads when the task or its run changes.
   function taskPage(section) {
-    const es = new EventSource(section.dataset.live);
+    const es = follow(section);
     es.addEventListener('state', (ev) => {
       const st = JSON.parse(ev.data);
       const t = st.tasks.find((x) => x.id === section.dataset.task);
