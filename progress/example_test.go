@@ -147,3 +147,19 @@ func ExampleText() {
 	//   "count": 2
 	// }
 }
+
+// A host words the halts of its executor in its own terms: the settings
+// its users know.
+func ExampleWords() {
+	w := progress.Words{HaltReason: func(halt string) string {
+		if halt == executor.HaltMaxReplans {
+			return "the replans reached replan.max in settings.yaml"
+		}
+		return progress.HaltReason(halt)
+	}}
+	fmt.Println(w.Line(runner.Event{Kind: executor.EventHalted, Halt: executor.HaltMaxReplans}))
+	fmt.Println(w.Line(runner.Event{Kind: executor.EventHalted, Halt: executor.HaltBudget}))
+	// Output:
+	// replanning halted (max_replans): the replans reached replan.max in settings.yaml
+	// replanning halted (budget_exceeded): the LLM budget is spent
+}

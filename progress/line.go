@@ -8,12 +8,37 @@ import (
 	"github.com/dagent-dev/dagent/runner"
 )
 
+// The events of package durable, named by their kinds: package durable
+// is a larger thing than a view of its events needs to link.
+const (
+	// A run that starts from a mission had its plan from the planner:
+	// Tasks counts its tasks, Attempt the planner's attempts.
+	eventPlanned runner.EventKind = "mission_planned"
+	// It took the plan the journal cached for the mission: Tasks counts
+	// its tasks.
+	eventPlanCached runner.EventKind = "mission_plan_cached"
+)
+
 // Line describes an event of a run in one line, as [Printer] prints it
-// after the time: "fetch: done in 1.2s", "phase 1 started". Messages are
-// cut to their first line and a hundred or so characters. The line is not
-// made visible: a host that prints it on a terminal escapes its control
-// characters, as Printer does.
-func Line(e runner.Event) string {
+// after the time: "fetch: done in 1.2s", "phase 1 started". It describes
+// the events of packages runner, executor and durable; another kind is
+// named as it is. Messages are cut to their first line and a hundred or
+// so characters. The line is not made visible: a host that prints it on
+// a terminal escapes its control characters, as Printer does.
+func Line(e runner.Event) string { return Words{}.Line(e) }
+
+// Words describe events as [Line] does, in a host's words where it has
+// its own: the dagent command explains a halt with the flags that set its
+// limits.
+type Words struct {
+	// HaltReason explains why an executor stopped replanning, from the
+	// Halt of its halt event; nil is [HaltReason].
+	HaltReason func(halt string) string
+}
+
+// Line describes e in one line, as the package's [Line] does, in w's
+// words.
+func (w Words) Line(e runner.Event) string {
 	switch e.Kind {
 	case runner.EventRunStarted:
 		return "run " + e.RunID + " started"
@@ -53,7 +78,11 @@ func Line(e runner.Event) string {
 		}
 		return fmt.Sprintf("replan after %s failed (%s): no repair plan: %s", e.TaskID, failureWhy(e), prose.Excerpt(errString(e.Err), 200))
 	case executor.EventHalted:
-		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, HaltReason(e.Halt))
+		reason := w.HaltReason
+		if reason == nil {
+			reason = HaltReason
+		}
+		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, reason(e.Halt))
 	case executor.EventRoundRequested:
 		if e.Attempt <= 1 {
 			return "asking the planner for round 1"
@@ -63,6 +92,10 @@ func Line(e runner.Event) string {
 		return fmt.Sprintf("round %d planned: %s added", e.Attempt, prose.Plural(e.NewTasks, "task"))
 	case executor.EventRoundsDone:
 		return fmt.Sprintf("the planner is done after round %d", e.Attempt-1)
+	case eventPlanned:
+		return fmt.Sprintf("planned %s in %s", prose.Plural(e.Tasks, "task"), prose.Plural(e.Attempt, "attempt"))
+	case eventPlanCached:
+		return "reused the cached plan of " + prose.Plural(e.Tasks, "task")
 	}
 	if e.TaskID != "" {
 		return e.TaskID + ": " + string(e.Kind)

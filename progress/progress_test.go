@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/progress"
@@ -53,11 +54,20 @@ func TestLine(t *testing.T) {
 		{runner.Event{Kind: executor.EventRoundsDone, Attempt: 4}, "the planner is done after round 3"},
 		{runner.Event{Kind: executor.EventReplanFailed, TaskID: "b", Class: runner.ClassAgentError, Err: errors.New("no valid plan")}, "replan after b failed (agent_error): no repair plan: no valid plan"},
 		{runner.Event{Kind: executor.EventHalted, Halt: executor.HaltMaxReplans}, "replanning halted (max_replans): the replans reached their limit"},
+		{runner.Event{Kind: durable.EventPlanned, Tasks: 3, Attempt: 1}, "planned 3 tasks in 1 attempt"},
+		{runner.Event{Kind: durable.EventPlanCached, Tasks: 1}, "reused the cached plan of 1 task"},
 		{runner.Event{Kind: "custom", TaskID: "c"}, "c: custom"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, progress.Line(tt.e))
+		assert.Equal(t, tt.want, progress.Words{}.Line(tt.e), "no words of its own: Line's")
 	}
+}
+
+func TestWords(t *testing.T) {
+	w := progress.Words{HaltReason: func(halt string) string { return "raise --limit, " + halt }}
+	assert.Equal(t, "replanning halted (max_replans): raise --limit, max_replans", w.Line(runner.Event{Kind: executor.EventHalted, Halt: executor.HaltMaxReplans}))
+	assert.Equal(t, "b: skipped: dependency a failed", w.Line(runner.Event{Kind: runner.EventTaskSkipped, TaskID: "b", Err: errors.New("dependency a failed")}))
 }
 
 func TestPrinterHeartbeat(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dagent-dev/dagent/durable"
+	"github.com/dagent-dev/dagent/executor"
 	"github.com/dagent-dev/dagent/registry"
 	"github.com/dagent-dev/dagent/store"
 	"github.com/dagent-dev/dagent/web"
@@ -260,6 +262,25 @@ func TestLongTimeline(t *testing.T) {
 	_, page = get(t, c, srv.URL+"/runs/long?events=all")
 	assert.Equal(t, 604, strings.Count(page, `<tr data-seq=`))
 	assert.NotContains(t, page, "left out")
+}
+
+// The timeline says the planner's and the executor's events in words, as
+// dagent show does.
+func TestTimelineWords(t *testing.T) {
+	s := journal(t)
+	ctx := context.Background()
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "m", Mission: "Count the rows"}))
+	require.NoError(t, s.AppendEvents(ctx, "m", []store.Event{
+		{Kind: string(durable.EventPlanned), Time: time.Now(), Data: []byte(`{"tasks": 3, "attempt": 2}`)},
+		{Kind: string(durable.EventPlanCached), Time: time.Now(), Data: []byte(`{"tasks": 1}`)},
+		{Kind: string(executor.EventHalted), Time: time.Now(), Data: []byte(`{"halt": "max_replans"}`)},
+	}))
+	srv, _ := serve(t, web.Options{Store: s})
+	_, page := get(t, browser(t), srv.URL+"/runs/m")
+	assert.Contains(t, page, "<td>planned 3 tasks in 2 attempts</td>")
+	assert.Contains(t, page, "<td>reused the cached plan of 1 task</td>")
+	assert.Contains(t, page, "<td>replanning halted (max_replans): the replans reached their limit</td>")
+	assert.NotContains(t, page, "mission_planned")
 }
 
 func TestUploadsLeaveNoFiles(t *testing.T) {

@@ -32,6 +32,12 @@ const tailEvery = time.Second
 // be committed after a read that began later than the stamp.
 const tailSlack = 2 * time.Second
 
+// tailForget is how long a run that is not under way stays known to the
+// tail after it was last listed: the tail forgets it then, so that what
+// it keeps does not grow with every run the server sees. It is far longer
+// than a read, and than an event takes to be journaled.
+const tailForget = time.Minute
+
 // tail gives the events journaled after since to obs, each once, in order
 // within each run.
 type tail struct {
@@ -41,9 +47,11 @@ type tail struct {
 	// read is when the last read that went through began; zero before the
 	// first.
 	read time.Time
-	// seen is, by run id, the Seq of the last event of the run the tail
-	// has read; a run it has not read yet is absent.
-	seen map[string]int
+	// seen are the runs the tail knows, by id; a run it has not read yet,
+	// or has forgotten, is absent.
+	seen map[string]seenRun
+	// forgot is when the tail last forgot a run.
+	forgot time.Time
 	// active are the runs under way at the last read: those the journal
 	// holds as running, and those a process owns — a run that replans is
 	// replan_required between its runs. Their events are read at each
@@ -52,8 +60,14 @@ type tail struct {
 	active map[string]bool
 }
 
+// seenRun is what the tail knows of a run.
+type seenRun struct {
+	seq    int       // of the last event read
+	listed time.Time // when the read that last listed it began
+}
+
 func newTail(s store.Store, obs runner.Observer, since time.Time) *tail {
-	return &tail{s: s, obs: obs, since: since, seen: map[string]int{}, active: map[string]bool{}}
+	return &tail{s: s, obs: obs, since: since, seen: map[string]seenRun{}, active: map[string]bool{}}
 }
 
 // follow reads the journal every every until ctx ends. A read that fails —
@@ -84,11 +98,10 @@ func (t *tail) next(ctx context.Context) error {
 	}
 	var runs []store.Summary
 	if under.Statuses != nil || under.IDs != nil {
-		active, _, err := t.s.Runs(ctx, under)
-		if err != nil {
+		var err error
+		if runs, _, err = t.s.Runs(ctx, under); err != nil {
 			return err
 		}
-		runs = active
 	}
 	from := t.read
 	if from.IsZero() {
@@ -105,7 +118,7 @@ func (t *tail) next(ctx context.Context) error {
 	}
 	active := map[string]bool{}
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
-		if err := t.readRun(ctx, id); errors.Is(err, store.ErrNotFound) {
+		if err := t.readRun(ctx, id, began); errors.Is(err, store.ErrNotFound) {
 			// Deleted since it was listed.
 			delete(t.seen, id)
 			continue
@@ -116,22 +129,35 @@ func (t *tail) next(ctx context.Context) error {
 			active[id] = true
 		}
 	}
+	for id, r := range t.seen {
+		if !active[id] && began.Sub(r.listed) > tailForget {
+			delete(t.seen, id)
+			t.forgot = began
+		}
+	}
 	t.active, t.read = active, began
 	return nil
 }
 
-// readRun gives the observer what run id got since the tail last read it.
-func (t *tail) readRun(ctx context.Context, id string) error {
-	last, known := t.seen[id]
-	events, err := t.s.EventsAfter(ctx, id, last)
+// readRun gives the observer what run id, listed by the read that began
+// at now, got since the tail last read it.
+func (t *tail) readRun(ctx context.Context, id string, now time.Time) error {
+	r, known := t.seen[id]
+	events, err := t.s.EventsAfter(ctx, id, r.seq)
 	if err != nil {
 		return err
 	}
 	fed := events
 	if !known {
 		// A run read for the first time may have begun before the tail:
-		// what happened before is not the server's to observe.
-		i := slices.IndexFunc(events, func(e store.Event) bool { return !e.Time.Before(t.since) })
+		// what happened before is not the server's to observe. A run
+		// the tail forgot had been still for tailForget when it did: what
+		// happened that long before is what it read then.
+		cut := t.since
+		if f := t.forgot.Add(-tailForget); f.After(cut) {
+			cut = f
+		}
+		i := slices.IndexFunc(events, func(e store.Event) bool { return !e.Time.Before(cut) })
 		if i < 0 {
 			i = len(events)
 		}
@@ -141,9 +167,10 @@ func (t *tail) readRun(ctx context.Context, id string) error {
 		t.give(id, e)
 	}
 	if n := len(events); n > 0 {
-		last = events[n-1].Seq
+		r.seq = events[n-1].Seq
 	}
-	t.seen[id] = last
+	r.listed = now
+	t.seen[id] = r
 	return nil
 }
 

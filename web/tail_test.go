@@ -87,3 +87,41 @@ func TestTailReadsTheRunsUnderWay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, runs[0].Owner)
 }
+
+// A run still for a while is forgotten, and its events are not given
+// again when it changes: only those that came after.
+func TestTailForgetsStillRuns(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "dagent.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	now := time.Now()
+	var got []string
+	tl := newTail(s, runner.ObserverFunc(func(e runner.Event) { got = append(got, e.TaskID) }), now.Add(-3*time.Hour))
+
+	then := now.Add(-2 * time.Hour)
+	require.NoError(t, s.CreateRun(ctx, store.Run{ID: "r", Created: then}))
+	require.NoError(t, s.AppendEvents(ctx, "r", []store.Event{
+		{Kind: string(runner.EventTaskStarted), TaskID: "a", Time: then},
+		{Kind: string(runner.EventTaskFinished), TaskID: "a", Time: then},
+	}))
+	require.NoError(t, s.SetStatus(ctx, "r", "completed", ""))
+	require.NoError(t, tl.next(ctx))
+	assert.Equal(t, []string{"a", "a"}, got)
+	require.Contains(t, tl.seen, "r")
+
+	// Listed last long ago, and not since.
+	tl.seen["r"] = seenRun{seq: tl.seen["r"].seq, listed: then}
+	tl.read = time.Now().Add(time.Hour)
+	require.NoError(t, tl.next(ctx))
+	assert.NotContains(t, tl.seen, "r", "forgotten")
+
+	// Resumed: the events that come now are given, those of before are
+	// not given again.
+	require.NoError(t, s.AppendEvents(ctx, "r", []store.Event{{Kind: string(runner.EventTaskStarted), TaskID: "b", Time: time.Now()}}))
+	require.NoError(t, s.SetStatus(ctx, "r", "running", ""))
+	tl.read = time.Now()
+	require.NoError(t, tl.next(ctx))
+	assert.Equal(t, []string{"a", "a", "b"}, got)
+	assert.Equal(t, map[string]bool{"r": true}, tl.active)
+}

@@ -6,24 +6,23 @@ import (
 
 	"github.com/dagent-dev/dagent/durable"
 	"github.com/dagent-dev/dagent/executor"
-	"github.com/dagent-dev/dagent/internal/prose"
 	"github.com/dagent-dev/dagent/progress"
 	"github.com/dagent-dev/dagent/runner"
 )
 
+// words are the CLI's words for events: a halt is explained with the
+// flags that set the limits.
+var words = progress.Words{HaltReason: haltReason}
+
 // eventLine describes an event of a run in one line: as the progress of
 // dagent run prints it, and as dagent show prints a journaled one. The
-// planner's plan and the executor's halt are said in the CLI's words.
+// reuse of a cached plan says how to plan again.
 func eventLine(e runner.Event) string {
-	switch e.Kind {
-	case durable.EventPlanned:
-		return fmt.Sprintf("planned %s in %s", prose.Plural(e.Tasks, "task"), prose.Plural(e.Attempt, "attempt"))
-	case durable.EventPlanCached:
-		return fmt.Sprintf("reused the cached plan of %s (--no-cache plans again)", prose.Plural(e.Tasks, "task"))
-	case executor.EventHalted:
-		return fmt.Sprintf("replanning halted (%s): %s", e.Halt, haltReason(e.Halt))
+	line := words.Line(e)
+	if e.Kind == durable.EventPlanCached {
+		line += " (--no-cache plans again)"
 	}
-	return progress.Line(e)
+	return line
 }
 
 // writeSummary prints the summary of out with [progress.WriteSummary]:

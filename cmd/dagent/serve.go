@@ -13,8 +13,11 @@ import (
 	"github.com/dagent-dev/dagent/plan"
 	"github.com/dagent-dev/dagent/runner"
 	"github.com/dagent-dev/dagent/store"
+	"github.com/dagent-dev/dagent/telemetry"
+	"github.com/dagent-dev/dagent/telemetry/prom"
 	"github.com/dagent-dev/dagent/web"
 	"github.com/spf13/cobra"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // envToken is the variable that gives dagent serve its token.
@@ -52,6 +55,15 @@ resume RUN --review ID=approve does: on the registry the run started on
 run's model. The journal records who decided — the name given in the
 form, else the address the request came from — and when.
 
+GET /metrics serves, in the Prometheus text format, the metrics of the
+runs the journal gets while the server runs, whichever process runs
+them: dagent_tasks_total, dagent_task_duration_seconds,
+dagent_task_retries_total, dagent_task_tokens_total, dagent_runs_total,
+dagent_run_duration_seconds and dagent_replans_total. A run under way
+when the server starts counts from then on. The model calls are measured
+where they are made, which the journal does not say: their metrics come
+from the processes that make them (OTEL_EXPORTER_OTLP_ENDPOINT).
+
 The journal is --db FILE or $DAGENT_DB, which must exist, else
 .dagent/dagent.db under the working directory, made if need be. The
 server listens on 127.0.0.1 unless told: --addr HOST:PORT (port 0
@@ -59,11 +71,11 @@ picks a free one; the address is printed on standard error). An address
 beyond loopback needs a token, --token or $` + envToken + `, or the
 server refuses to start; with a token, every request needs it — open the
 printed address once with ?token=TOKEN, which the browser keeps in a
-cookie, or send Authorization: Bearer TOKEN. Requests must name the
-server's host (--host NAME adds one, such as a reverse proxy's). A
-decision is a POST from the server's own page, with its CSRF token.
-Ctrl-C stops the server; a resume it runs stops as cancelled, to be
-resumed.`,
+cookie, or send Authorization: Bearer TOKEN, as a Prometheus scrape of
+/metrics does. Requests must name the server's host (--host NAME adds
+one, such as a reverse proxy's). A decision is a POST from the server's
+own page, with its CSRF token. Ctrl-C stops the server; a resume it
+runs stops as cancelled, to be resumed.`,
 		Example: `  dagent serve
   dagent serve --db /var/lib/dagent/runs.db --addr 127.0.0.1:0
   DAGENT_TOKEN=$(openssl rand -hex 16) dagent serve --addr 0.0.0.0:7700 --host dagent.internal`,
@@ -104,7 +116,21 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	o := web.Options{Store: s, Addr: ln.Addr().String(), Hosts: f.hosts, Token: f.token, Decide: decider(cmd, s, f)}
+	// The metrics of the runs every process journals, this one's resumes
+	// included, come from the journal: their spans are the processes'
+	// that run them.
+	ex, err := prom.New()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer ex.Shutdown(context.Background())
+	obs, err := telemetry.New(telemetry.WithMeterProvider(ex.MeterProvider()), telemetry.WithTracerProvider(tracenoop.NewTracerProvider()))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	o := web.Options{Store: s, Addr: ln.Addr().String(), Hosts: f.hosts, Token: f.token, Decide: decider(cmd, s, f), Metrics: ex, Observer: obs}
 	if reg != nil {
 		o.Catalog = reg
 	}
@@ -156,8 +182,12 @@ func decider(cmd *cobra.Command, s store.Store, f serveFlags) web.DecideFunc {
 		if f.registry != "" && r.Spec.Catalog == "" {
 			return fmt.Errorf("run %s started without a registry; --registry cannot give it one", r.ID)
 		}
-		out, err := r.Resume(ctx, s, durable.WithLLM(l.client), durable.WithCatalog(runnableCatalog(cmd, registryFile(cmd, f.registry))),
-			durable.WithReviews(decisions), durable.WithReviewer(by))
+		// Its metrics are the journal's, which the server observes: only
+		// an export over OTLP observes the run itself, as for dagent
+		// resume.
+		opts := append([]durable.Option{durable.WithLLM(l.client), durable.WithCatalog(runnableCatalog(cmd, registryFile(cmd, f.registry))),
+			durable.WithReviews(decisions), durable.WithReviewer(by)}, otelOptions()...)
+		out, err := r.Resume(ctx, s, opts...)
 		if err != nil {
 			var code climain.ExitCode
 			if errors.As(err, &code) {

@@ -4,14 +4,22 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,4 +113,110 @@ func TestServeNeedsTheJournalItIsGiven(t *testing.T) {
 	srv := startServe(t, bin)
 	assert.Contains(t, srv.String(), "dagent: no journal at .dagent/dagent.db yet: a new one, empty; the runs dagent run journals there show up\n")
 	assert.FileExists(t, filepath.Join(wd, ".dagent", "dagent.db"))
+}
+
+// promSamples parses a scrape of /metrics: each counter's value and each
+// histogram's count, by name and the labels named in keep.
+func promSamples(t *testing.T, body io.Reader, keep ...string) map[string]float64 {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(body)
+	require.NoError(t, err)
+	samples := map[string]float64{}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			key := name
+			for _, l := range m.GetLabel() {
+				if slices.Contains(keep, l.GetName()) {
+					key += " " + l.GetName() + "=" + l.GetValue()
+				}
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				samples[key] = m.GetCounter().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				samples[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return samples
+}
+
+// dagent serve serves the metrics of the runs journaled while it runs at
+// /metrics, behind its token: a run of another process, and its resume by
+// a decision made on the server's page, each counted once.
+func TestServeMetrics(t *testing.T) {
+	bin := binary(t)
+	dir := writeFiles(t, map[string]string{"registry.yaml": shRegistry})
+	db := filepath.Join(dir, "runs.db")
+	// An empty journal, which the server serves as the run is journaled.
+	s, err := openStore(db)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	t.Setenv(envToken, "s3cret")
+	srv := startServe(t, bin, "--db", db)
+	base := strings.TrimSuffix(srv.url, "/")
+
+	cmd := exec.Command(bin, "run", "-", "--db", db, "--quiet", "--run-id", "r1", "--registry", filepath.Join(dir, "registry.yaml"))
+	cmd.Stdin = strings.NewReader(`{"tasks": [{"id": "e", "agent": "echo", "input": "x"}, {"id": "a", "type": "human_review", "input": "ok?", "depends_on": ["e"]}]}`)
+	out, _ := cmd.CombinedOutput()
+	require.Equal(t, exitWaiting, cmd.ProcessState.ExitCode(), string(out))
+
+	resp, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the token guards the metrics")
+	metrics := func() map[string]float64 {
+		req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
+		got := promSamples(t, resp.Body, "dagent_task_status", "dagent_run_status")
+		for k := range got {
+			if !strings.HasPrefix(k, "dagent_") {
+				delete(got, k)
+			}
+		}
+		return got
+	}
+	// A review that waits, and its run, are not at their end: they count
+	// once decided.
+	want := map[string]float64{
+		"dagent_tasks_total dagent_task_status=done":           1,
+		"dagent_task_duration_seconds dagent_task_status=done": 1,
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, want, metrics()) }, 20*time.Second, 100*time.Millisecond, "server: %s", srv)
+
+	// Approve on the run's page: the server resumes the run, which
+	// completes.
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	page := func(path string) string {
+		resp, err := browser.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page("/runs/r1?token=s3cret"))
+	require.NotNil(t, m, "the run page has the review's form")
+	resp, err = browser.PostForm(base+"/runs/r1/reviews/a", url.Values{"csrf": {m[1]}, "decision": {"approve"}, "by": {"Ada"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	want["dagent_tasks_total dagent_task_status=done"] = 2
+	want["dagent_task_duration_seconds dagent_task_status=done"] = 2
+	want["dagent_runs_total dagent_run_status=completed"] = 1
+	want["dagent_run_duration_seconds dagent_run_status=completed"] = 1
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, want, metrics()) }, 20*time.Second, 100*time.Millisecond, "server: %s", srv)
+	assert.Contains(t, srv.String(), "dagent: run r1: completed")
+	time.Sleep(3 * time.Second) // reads of the journal, to count nothing twice
+	assert.Equal(t, want, metrics())
 }
