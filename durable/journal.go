@@ -35,8 +35,8 @@ type journal struct {
 	create  *store.Run     // the run to create; nil: it is journaled already, and leased
 	created *plan.Plan     // the plan create holds, which the store keeps as its version 0
 	seed    map[string]any // outputs to commit as done when it begins
-	// decided are the review decisions a resume goes on with, journaled
-	// when it begins.
+	// decided are the review decisions a start or a resume goes on with,
+	// journaled when it begins.
 	decided  []store.Event
 	lease    atomic.Pointer[lease]
 	lost     context.CancelCauseFunc // ends the run when its lease is lost
@@ -125,14 +125,14 @@ func (jr *journal) begin(ctx context.Context, first *plan.Plan) error {
 			if err := jr.s.SetStatus(ctx, jr.runID, string(StatusRunning), ""); err != nil {
 				return err
 			}
-			if len(jr.decided) > 0 {
-				now := time.Now()
-				for k := range jr.decided {
-					jr.decided[k].Time = now
-				}
-				if err := jr.s.AppendEvents(ctx, jr.runID, jr.decided); err != nil {
-					return fmt.Errorf("record the review decisions: %w", err)
-				}
+		}
+		if len(jr.decided) > 0 {
+			now := time.Now()
+			for k := range jr.decided {
+				jr.decided[k].Time = now
+			}
+			if err := jr.s.AppendEvents(ctx, jr.runID, jr.decided); err != nil {
+				return fmt.Errorf("record the review decisions: %w", err)
 			}
 		}
 		if first != nil && (jr.create == nil || first != jr.created) {

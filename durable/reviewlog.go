@@ -68,11 +68,11 @@ func processUser() string {
 	return cmp.Or(os.Getenv("USER"), fmt.Sprintf("uid %d", os.Getuid()))
 }
 
-// decisionEvents are the events of the decisions of c that the resume of
-// r goes on with: those of the reviews not done (done holds the tasks
-// done), in task order. They are journaled when the run begins, once the
-// resume's checks let it go on: a resume refused records no decision.
-func (r *Run) decisionEvents(c config, done map[string]any) ([]store.Event, error) {
+// decisionEvents are the events of the decisions of c that a start or a
+// resume goes on with: those of the reviews not done (done holds the tasks
+// done), in task order. They are journaled when the run begins, once its
+// checks let it go on: a start or a resume refused records no decision.
+func decisionEvents(c config, done map[string]any) ([]store.Event, error) {
 	by := c.reviewer
 	if by == "" {
 		by = processUser()

@@ -76,6 +76,22 @@ func TestResumeRecordsTheDecisions(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
+// Decisions given when a run starts are journaled as a resume's are.
+func TestStartRecordsTheDecisions(t *testing.T) {
+	s := openStore(t)
+	w := newWorkers()
+	ctx := context.Background()
+	p := mustPlan(t, `{"tasks": [
+		{"id": "draft", "agent": "w", "input": "x"},
+		{"id": "legal", "type": "human_review", "input": "Legal?", "depends_on": ["draft"]},
+		{"id": "send", "agent": "w", "input": "y", "depends_on": ["legal"]}]}`)
+	out, err := durable.Start(ctx, s, durable.Spec{Plan: p}, durable.WithAgent("w", w.agent()), durable.WithRunID("r"),
+		durable.WithReviewer("Ada Lovelace"), durable.WithReviews(map[string]runner.Decision{"legal": runner.Approve()}))
+	require.NoError(t, err)
+	require.Equal(t, durable.StatusCompleted, out.Status)
+	assert.Equal(t, map[string]durable.ReviewDecision{"legal": {By: "Ada Lovelace", Approved: true}}, decided(t, s, "r"))
+}
+
 func TestRefusedResumeRecordsNoDecision(t *testing.T) {
 	s := openStore(t)
 	w := newWorkers()

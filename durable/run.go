@@ -163,8 +163,13 @@ func Start(ctx context.Context, s store.Store, spec Spec, opts ...Option) (*Outc
 	if spec.Plan != nil {
 		create.TaskCount = len(spec.Plan.Tasks)
 	}
+	decided, err := decisionEvents(c, c.initial)
+	if err != nil {
+		return nil, err
+	}
 	l.jr = newJournal(s, runID, c, create, nil, c.initial, 0)
 	l.jr.created = spec.Plan
+	l.jr.decided = decided
 	return l.exec(ctx)
 }
 
@@ -277,7 +282,7 @@ func (r *Run) resume(ctx context.Context, s store.Store, c config, initial map[s
 	if err := killOrphans(ctx, s, r.Record, done); err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
-	decided, err := r.decisionEvents(c, done)
+	decided, err := decisionEvents(c, done)
 	if err != nil {
 		return nil, errors.Join(err, ls.release(ctx))
 	}
