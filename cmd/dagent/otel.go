@@ -112,6 +112,17 @@ func readOTelConfig(getenv func(string) string) (otelConfig, error) {
 }
 
 // otelSignal is the protocol signal (TRACES or METRICS) is exported with,
+// otelVar is the OTLP setting name of signal, as the variable that gives
+// it: the signal's own, else the one of every signal.
+func otelVar(getenv func(string) string, signal, name string) (variable, value string) {
+	variable = "OTEL_EXPORTER_OTLP_" + signal + "_" + name
+	if value = strings.TrimSpace(getenv(variable)); value != "" {
+		return variable, value
+	}
+	variable = "OTEL_EXPORTER_OTLP_" + name
+	return variable, strings.TrimSpace(getenv(variable))
+}
+
 // "" when it is not.
 func otelSignal(getenv func(string) string, signal string) (string, error) {
 	exporterVar := "OTEL_" + signal + "_EXPORTER"
@@ -122,24 +133,14 @@ func otelSignal(getenv func(string) string, signal string) (string, error) {
 	default:
 		return "", fmt.Errorf("%s is %q: dagent exports with otlp, or none", exporterVar, e)
 	}
-	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
-	endpoint := strings.TrimSpace(getenv(endpointVar))
-	if endpoint == "" {
-		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
-		endpoint = strings.TrimSpace(getenv(endpointVar))
-	}
+	endpointVar, endpoint := otelVar(getenv, signal, "ENDPOINT")
 	if endpoint == "" {
 		return "", nil
 	}
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("%s is %q: want a URL such as http://localhost:4318", endpointVar, endpoint)
 	}
-	protocolVar := "OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL"
-	protocol := strings.TrimSpace(getenv(protocolVar))
-	if protocol == "" {
-		protocolVar = "OTEL_EXPORTER_OTLP_PROTOCOL"
-		protocol = strings.TrimSpace(getenv(protocolVar))
-	}
+	protocolVar, protocol := otelVar(getenv, signal, "PROTOCOL")
 	switch protocol {
 	case "":
 		return "http/protobuf", nil
