@@ -112,17 +112,6 @@ func readOTelConfig(getenv func(string) string) (otelConfig, error) {
 }
 
 // otelSignal is the protocol signal (TRACES or METRICS) is exported with,
-// otelVar is the OTLP setting name of signal, as the variable that gives
-// it: the signal's own, else the one of every signal.
-func otelVar(getenv func(string) string, signal, name string) (variable, value string) {
-	variable = "OTEL_EXPORTER_OTLP_" + signal + "_" + name
-	if value = strings.TrimSpace(getenv(variable)); value != "" {
-		return variable, value
-	}
-	variable = "OTEL_EXPORTER_OTLP_" + name
-	return variable, strings.TrimSpace(getenv(variable))
-}
-
 // "" when it is not.
 func otelSignal(getenv func(string) string, signal string) (string, error) {
 	exporterVar := "OTEL_" + signal + "_EXPORTER"
@@ -280,4 +269,15 @@ func otelLLM(c llm.Client, cfg openai.Config) llm.Client {
 		provider = "azure.ai.openai"
 	}
 	return obs.Client(c, provider)
+}
+
+// otelVar is the OTLP setting name of signal, as the variable that gives
+// it: the signal's own, else the one of every signal.
+func otelVar(getenv func(string) string, signal, name string) (variable, value string) {
+	variable = "OTEL_EXPORTER_OTLP_" + signal + "_" + name
+	if value = strings.TrimSpace(getenv(variable)); value != "" {
+		return variable, value
+	}
+	variable = "OTEL_EXPORTER_OTLP_" + name
+	return variable, strings.TrimSpace(getenv(variable))
 }
