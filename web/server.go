@@ -139,7 +139,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	m := s.mux
-	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.Handle("GET /static/", http.StripPrefix("/static/", staticFiles(static)))
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/runs", http.StatusSeeOther) })
 	m.HandleFunc("GET /runs", s.runs)
 	m.HandleFunc("GET /live", s.runsLive)
@@ -237,4 +237,18 @@ func removeUploads(r *http.Request) {
 	if r.MultipartForm != nil {
 		r.MultipartForm.RemoveAll()
 	}
+}
+
+// staticFiles serves the files of fsys, and answers any other name — one
+// that is no file of it, or no valid name at all, which the file server
+// would answer with a 500 — as not found.
+func staticFiles(fsys fs.FS) http.Handler {
+	files := http.FileServerFS(fsys)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info, err := fs.Stat(fsys, r.URL.Path); err != nil || info.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 }
